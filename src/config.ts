@@ -1,0 +1,134 @@
+// One typed configuration object built from environment variables and validated at start-up.
+// A wrong value stops the process with one line naming the variable (see ConfigError).
+import os from 'node:os';
+import path from 'node:path';
+
+export type StorageDriverName = 'local' | 'gcs';
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  cdnUrl: string;
+  redisUrl: string;
+  mongoUrl: string;
+  storageDriver: StorageDriverName;
+  localStorageDir: string;
+  gcsBucket: string;
+  gcsApiEndpoint: string | undefined;
+  gcsProjectId: string | undefined;
+  maxUploadBytes: number;
+  maxInputPixels: number;
+  workerConcurrency: number;
+  jobTimeoutMs: number;
+  queueMaxWaiting: number;
+  apiKeysSeed: string;
+  demoToken: string;
+  demoOrigins: string[];
+  demoSources: string[];
+  adminToken: string;
+  logLevel: string;
+  avifEffort: number;
+  /** Lock and stall settings of BullMQ workers; short values only in tests. */
+  jobLockMs: number;
+  stalledIntervalMs: number;
+  heartbeatMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`Invalid configuration: ${variable} ${detail}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = str(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const baseUrl = url(env, 'BASE_URL', `http://localhost:${port}`, ['http:', 'https:']);
+  const cdnUrl = url(env, 'CDN_URL', `${baseUrl}/cdn-files`, ['http:', 'https:']);
+  const storageDriver = str(env, 'STORAGE_DRIVER', 'local');
+  if (storageDriver !== 'local' && storageDriver !== 'gcs') {
+    throw new ConfigError('STORAGE_DRIVER', `must be "local" or "gcs", got "${storageDriver}"`);
+  }
+  const gcsBucket = str(env, 'GCS_BUCKET', '');
+  if (storageDriver === 'gcs' && gcsBucket === '') throw new ConfigError('GCS_BUCKET', 'is required when STORAGE_DRIVER=gcs');
+  const gcsApiEndpoint = env.GCS_API_ENDPOINT ? url(env, 'GCS_API_ENDPOINT', '', ['http:', 'https:']) : undefined;
+  const cores = Math.max(1, os.availableParallelism());
+  const jobTimeoutMs = int(env, 'JOB_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  return {
+    port,
+    host: str(env, 'HOST', '0.0.0.0'),
+    baseUrl,
+    cdnUrl,
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    mongoUrl: url(env, 'MONGO_URL', 'mongodb://127.0.0.1:27017/pictor', ['mongodb:', 'mongodb+srv:']),
+    storageDriver,
+    localStorageDir: path.resolve(str(env, 'LOCAL_STORAGE_DIR', './data/storage')),
+    gcsBucket,
+    gcsApiEndpoint,
+    gcsProjectId: env.GCS_PROJECT_ID || undefined,
+    maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxInputPixels: int(env, 'MAX_INPUT_PIXELS', 50_000_000, 1, 1_000_000_000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', cores, 1, 256),
+    jobTimeoutMs,
+    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 1000, 1, 10_000_000),
+    apiKeysSeed: str(env, 'API_KEYS_SEED', ''),
+    demoToken: str(env, 'DEMO_TOKEN', ''),
+    demoOrigins: list(env, 'DEMO_ORIGINS', []),
+    demoSources: list(env, 'DEMO_SOURCES', [cdnUrl]),
+    adminToken: str(env, 'ADMIN_TOKEN', ''),
+    logLevel: str(env, 'LOG_LEVEL', 'info'),
+    avifEffort: int(env, 'AVIF_EFFORT', 2, 0, 9),
+    jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),
+    stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
+    heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
+  };
+}
+
+/** Loads the config or exits with one clear line; used by process entry points. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

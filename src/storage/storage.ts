@@ -1,0 +1,99 @@
+// The one storage interface every backend implements (ipx-style: small, driver-agnostic).
+import type { Readable } from 'node:stream';
+
+export interface StoredObject {
+  key: string;
+  size: number;
+  contentType: string;
+  /** Opaque validator that changes whenever the bytes change. */
+  etag: string;
+  updatedAt: Date;
+  metadata: Record<string, string>;
+}
+
+export interface PutOptions {
+  contentType?: string;
+  metadata?: Record<string, string>;
+  /** Cache-Control to store with the object (GCS serves it to browsers). */
+  cacheControl?: string;
+}
+
+/** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end?: number;
+}
+
+export interface ListOptions {
+  limit?: number;
+  /** Opaque cursor returned by a previous page. */
+  cursor?: string;
+}
+
+export interface ListPage {
+  items: StoredObject[];
+  nextCursor: string | null;
+}
+
+export interface Storage {
+  readonly driver: string;
+  put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<StoredObject>;
+  /** Streams the object's bytes; rejects with StorageNotFoundError when absent. */
+  get(key: string, range?: ByteRange): Promise<Readable>;
+  /** Whole object as a buffer (convenience for workers). */
+  read(key: string): Promise<Buffer>;
+  stat(key: string): Promise<StoredObject | null>;
+  /** Returns true when something was deleted; deleting a missing key is not an error. */
+  delete(key: string): Promise<boolean>;
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  /** Absolute public URL of a key under CDN_URL. */
+  publicUrl(key: string): string;
+  /** Throws when the backend is unreachable (health check). */
+  check(): Promise<void>;
+}
+
+export class StorageNotFoundError extends Error {
+  readonly code = 'STORAGE_NOT_FOUND';
+  constructor(readonly key: string) {
+    super(`Object not found: ${key}`);
+  }
+}
+
+export class InvalidStorageKeyError extends Error {
+  readonly code = 'INVALID_STORAGE_KEY';
+  constructor(readonly key: string, reason: string) {
+    super(`Invalid storage key "${key}": ${reason}`);
+  }
+}
+
+/** Marks failures worth retrying (network, 5xx, timeouts) so job processors can back off. */
+export class StorageUnavailableError extends Error {
+  readonly code = 'STORAGE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * Keys are relative, '/'-separated, and can never name anything outside the store:
+ * no empty, '.' or '..' segments, no backslashes, control characters or leading slash.
+ */
+export function assertSafeKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidStorageKeyError(String(key), 'empty');
+  if (key.length > 1024) throw new InvalidStorageKeyError(key.slice(0, 40) + '…', 'longer than 1024 characters');
+  if (key.startsWith('/')) throw new InvalidStorageKeyError(key, 'absolute');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new InvalidStorageKeyError(key, 'control character or backslash');
+  for (const segment of key.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') throw new InvalidStorageKeyError(key, `bad segment "${segment}"`);
+  }
+}
+
+/** Joins CDN_URL and a key, escaping each segment but keeping '/' (and '&', '=' used by derivatives). */
+export function joinPublicUrl(cdnUrl: string, key: string): string {
+  const encoded = key
+    .split('/')
+    .map((s) => encodeURIComponent(s).replace(/%26/g, '&').replace(/%3D/g, '='))
+    .join('/');
+  return `${cdnUrl}/${encoded}`;
+}
