@@ -29,6 +29,10 @@ export interface Config {
   adminToken: string;
   logLevel: string;
   avifEffort: number;
+  webpEffort: number;
+  /** libvips threads per worker process (see README: cores / processes-per-machine). */
+  sharpThreads: number;
+  apiKeyCacheMs: number;
   /** Lock and stall settings of BullMQ workers; short values only in tests. */
   jobLockMs: number;
   stalledIntervalMs: number;
@@ -80,7 +84,7 @@ function list(env: Env, name: string, fallback: string[]): string[] {
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const baseUrl = url(env, 'BASE_URL', `http://localhost:${port}`, ['http:', 'https:']);
-  const cdnUrl = url(env, 'CDN_URL', `${baseUrl}/cdn-files`, ['http:', 'https:']);
+  const cdnUrl = url(env, 'CDN_URL', `${baseUrl}/files`, ['http:', 'https:']);
   const storageDriver = str(env, 'STORAGE_DRIVER', 'local');
   if (storageDriver !== 'local' && storageDriver !== 'gcs') {
     throw new ConfigError('STORAGE_DRIVER', `must be "local" or "gcs", got "${storageDriver}"`);
@@ -114,6 +118,9 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: str(env, 'ADMIN_TOKEN', ''),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     avifEffort: int(env, 'AVIF_EFFORT', 2, 0, 9),
+    webpEffort: int(env, 'WEBP_EFFORT', 3, 0, 6),
+    sharpThreads: int(env, 'SHARP_THREADS', 0, 0, 256),
+    apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),

@@ -1,0 +1,149 @@
+// `npm start`: brings the whole service up on one machine. With no env it starts a private
+// redis-server, the embedded catalog (snapshotted to disk), local storage under ./data, the front
+// door and WORKERS worker processes, and prints the URL and a ready-to-use API key. REDIS_URL,
+// MONGO_URL and STORAGE_DRIVER=gcs switch each part to an external service instead.
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
+import { Catalog } from '../src/catalog/catalog.js';
+import { exportCatalogSnapshot, importCatalogSnapshot, startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
+import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
+import { loadConfigOrExit } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { createStorage } from '../src/storage/create-storage.js';
+import { startRedisServer } from './lib/redis-server.js';
+import { workerEnv } from './lib/worker-env.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const distRoot = path.resolve(here, '..');
+const log = createLogger('pictor-start');
+const env: NodeJS.ProcessEnv = { ...process.env };
+const dataDir = path.resolve(env.DATA_DIR ?? './data');
+const cleanups: (() => Promise<void>)[] = [];
+const children: ChildProcess[] = [];
+
+function say(line: string) {
+  process.stdout.write(line + '\n');
+}
+
+async function main() {
+  fs.mkdirSync(dataDir, { recursive: true });
+  env.LOCAL_STORAGE_DIR ??= path.join(dataDir, 'storage');
+  loadConfigOrExit(env); // fail fast on a bad variable before starting anything
+
+  if (!env.REDIS_URL) {
+    const redis = await startRedisServer({ port: env.EMBEDDED_REDIS_PORT ? Number(env.EMBEDDED_REDIS_PORT) : 0 });
+    env.REDIS_URL = redis.url;
+    cleanups.unshift(redis.stop);
+    say(`redis     private redis-server at ${redis.url} (in memory; queued jobs are lost when it stops)`);
+  }
+
+  let snapshotFile: string | null = null;
+  if (!env.MONGO_URL) {
+    const catalogServer = await startEmbeddedCatalogServer({ port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0 });
+    env.MONGO_URL = catalogServer.url;
+    snapshotFile = path.join(dataDir, 'catalog-snapshot.json');
+    const restored = await importCatalogSnapshot(catalogServer.url, snapshotFile);
+    say(
+      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogServer.url.split('?')[0]}; memory only: ` +
+        `snapshot to ${snapshotFile} every 10 s and at shutdown` +
+        (restored ? ` (restored ${restored.documents} documents)` : ''),
+    );
+    const file = snapshotFile;
+    const snapshot = () => exportCatalogSnapshot(catalogServer.url, file).then(() => undefined);
+    const timer = setInterval(() => snapshot().catch((err: unknown) => log.warn({ err }, 'snapshot failed')), 10_000);
+    timer.unref();
+    cleanups.unshift(async () => {
+      clearInterval(timer);
+      await snapshot().catch(() => undefined);
+      await catalogServer.stop();
+    });
+  }
+
+  const config = loadConfigOrExit(env);
+  const catalog = await Catalog.connect(config.mongoUrl);
+  let keyLine: string;
+  try {
+    if (snapshotFile) {
+      const report = await reconcileCatalogWithStorage(catalog, createStorage(config));
+      if (report.danglingImagesRemoved || report.orphanObjectsRemoved || report.stagingCleared) {
+        say(`reconcile removed ${report.danglingImagesRemoved} catalog entries without files, ${report.orphanObjectsRemoved} files without entries, ${report.stagingCleared} unfinished uploads`);
+      }
+    }
+    if (config.apiKeysSeed) {
+      const first = parseKeySeed(config.apiKeysSeed)[0];
+      keyLine = `api key   ${first.key} (user ${first.userId}, from API_KEYS_SEED)`;
+    } else {
+      keyLine = await devCredential(catalog);
+    }
+  } finally {
+    await catalog.close();
+  }
+
+  const webEnv = { ...env, API_KEYS_SEED: config.apiKeysSeed };
+  const web = fork(path.join(distRoot, 'src/web/server.js'), [], { env: webEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(web);
+  await new Promise<void>((resolve, reject) => {
+    web.on('message', (m: { type?: string }) => m?.type === 'listening' && resolve());
+    web.once('exit', (code) => reject(new Error(`front door exited with code ${code}`)));
+  });
+  const workerCount = Number(env.WORKERS ?? 1);
+  for (let i = 0; i < workerCount; i++) {
+    const worker = fork(path.join(distRoot, 'workers/main.js'), [], { env: workerEnv(env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    worker.on('exit', (code, signal) => {
+      if (!shuttingDown) log.warn({ code, signal }, 'a worker process exited; /health reports it — restart with `npm run start:worker`');
+    });
+    children.push(worker);
+  }
+  const runtimeFile = path.join(dataDir, 'runtime.json');
+  fs.writeFileSync(runtimeFile, JSON.stringify({ baseUrl: config.baseUrl, redisUrl: config.redisUrl, mongoUrl: config.mongoUrl, pid: process.pid }, null, 2));
+  cleanups.push(async () => fs.rmSync(runtimeFile, { force: true }));
+  say('');
+  say(`Pictor is up: ${config.baseUrl}   (health: ${config.baseUrl}/health)`);
+  say(keyLine);
+  say(`try:      curl -H "X-API-Key: <key>" -F file=@photo.jpg ${config.baseUrl}/upload`);
+}
+
+const CREDENTIAL_FILE = () => path.join(dataDir, 'dev-credential.json');
+
+/** A development credential that survives restarts (kept in ./data, also in the catalog snapshot). */
+async function devCredential(catalog: Catalog): Promise<string> {
+  const file = CREDENTIAL_FILE();
+  if (fs.existsSync(file)) {
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { userId: string; key: string; secret: string };
+    const { seedCredential } = await import('../src/catalog/api-keys.js');
+    await seedCredential(catalog, saved.userId, saved.key, saved.secret);
+    return `api key   ${saved.key} (user ${saved.userId}; secret in ${file})`;
+  }
+  const cred = await createCredential(catalog, 'demo', 'pro');
+  fs.writeFileSync(file, JSON.stringify({ userId: cred.userId, key: cred.key, secret: cred.secret }, null, 2), { mode: 0o600 });
+  return `api key   ${cred.key} (user ${cred.userId}, new; saved with its secret in ${file})`;
+}
+
+let shuttingDown = false;
+async function shutdown(signal: string) {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  say(`\n${signal}: stopping front door, then workers, then catalog and Redis`);
+  const stopChild = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  if (children[0]) await stopChild(children[0]);
+  await Promise.all(children.slice(1).map(stopChild));
+  for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+main().catch(async (err: unknown) => {
+  process.stderr.write(`Pictor failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  for (const child of children) child.kill('SIGTERM');
+  for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+// The catalog: one mongoose connection and its models. Every write the service relies on is a
+// single-document atomic operation (no transactions, no TTL), so it runs on any MongoDB.
+import mongoose, { type Connection, type Model } from 'mongoose';
+import { apiKeyModel, type ApiKeyDoc } from './models/api-key.model.js';
+import { derivativeModel, type DerivativeDoc } from './models/derivative.model.js';
+import { imageModel, type ImageDoc } from './models/image.model.js';
+import { projectModel, type ProjectDoc } from './models/project.model.js';
+import { usageModel, type UsageDoc } from './models/usage.model.js';
+import { userModel, type UserDoc } from './models/user.model.js';
+
+export interface CatalogOptions {
+  /** How long an operation waits for a server before failing (fast 503s when Mongo is down). */
+  serverSelectionTimeoutMs?: number;
+}
+
+export class Catalog {
+  readonly users: Model<UserDoc>;
+  readonly apiKeys: Model<ApiKeyDoc>;
+  readonly images: Model<ImageDoc>;
+  readonly derivatives: Model<DerivativeDoc>;
+  readonly projects: Model<ProjectDoc>;
+  readonly usage: Model<UsageDoc>;
+
+  private constructor(readonly connection: Connection) {
+    this.users = userModel(connection);
+    this.apiKeys = apiKeyModel(connection);
+    this.images = imageModel(connection);
+    this.derivatives = derivativeModel(connection);
+    this.projects = projectModel(connection);
+    this.usage = usageModel(connection);
+  }
+
+  static async connect(url: string, options: CatalogOptions = {}): Promise<Catalog> {
+    const connection = mongoose.createConnection(url, {
+      serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? 3000,
+      // Commands fail instead of queueing forever while the server is away.
+      bufferCommands: false,
+      autoIndex: false,
+    });
+    await connection.asPromise();
+    const catalog = new Catalog(connection);
+    await catalog.ensureIndexes();
+    return catalog;
+  }
+
+  async ensureIndexes(): Promise<void> {
+    for (const model of [this.users, this.apiKeys, this.images, this.derivatives, this.projects, this.usage] as Model<unknown>[]) {
+      await model.createIndexes();
+    }
+  }
+
+  async ping(): Promise<void> {
+    const db = this.connection.db;
+    if (!db) throw new Error('catalog not connected');
+    await db.command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}

@@ -1,0 +1,160 @@
+// Catalog operations on images and derivatives. Each step is one atomic single-document update,
+// ordered so that a job that runs twice (crash, stalled lock, retry) changes nothing the 2nd time.
+import { Types } from 'mongoose';
+import type { Storage } from '../storage/storage.js';
+import type { Catalog } from './catalog.js';
+import type { ImageDoc } from './models/image.model.js';
+import { addMonthlyUsage, addStorageUsage } from './usage.js';
+
+export function baseImageKey(userId: string, publicId: string, extension: string): string {
+  return `${userId}/images/${publicId}.${extension}`;
+}
+
+/** Prefix shared by every derivative of one stored original (any version). */
+export function derivativePrefix(storageKey: string): string {
+  return `${storageKey}&v=`;
+}
+
+export interface RecordUploadInput {
+  uploadId: string;
+  userId: string;
+  publicId: string;
+  projectId: string | null;
+  format: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+  checksum: string;
+  storageKey: string;
+}
+
+export interface RecordUploadOutcome {
+  image: ImageDoc;
+  previous: ImageDoc | null;
+}
+
+/**
+ * Upserts the image by (userId, publicId). The usage delta is written onto the image document in
+ * the same update (`pendingUsage`) and applied with an op id, so a crash between the two steps is
+ * finished by the retry and never counted twice.
+ */
+export async function recordUpload(catalog: Catalog, input: RecordUploadInput): Promise<RecordUploadOutcome> {
+  const existing = await catalog.images.findOne({ userId: input.userId, publicId: input.publicId }).lean();
+  if (existing && existing.uploadId === input.uploadId) {
+    await applyPendingUsage(catalog, existing._id);
+    return { image: existing, previous: null };
+  }
+  const pendingUsage = {
+    opId: `upload:${input.uploadId}`,
+    storageBytes: input.bytes - (existing?.bytes ?? 0),
+    imageCount: existing ? 0 : 1,
+  };
+  const set = {
+    projectId: input.projectId ? new Types.ObjectId(input.projectId) : (existing?.projectId ?? null),
+    format: input.format,
+    contentType: input.contentType,
+    width: input.width,
+    height: input.height,
+    bytes: input.bytes,
+    checksum: input.checksum,
+    storageKey: input.storageKey,
+    version: input.uploadId.replace(/[^A-Za-z0-9]/g, '').slice(-12),
+    uploadId: input.uploadId,
+    pendingUsage,
+  };
+  let image: ImageDoc | null;
+  if (existing) {
+    // Conditional on the version we read: a concurrent replacement makes us re-read and retry.
+    image = await catalog.images
+      .findOneAndUpdate({ _id: existing._id, uploadId: existing.uploadId }, { $set: set }, { new: true })
+      .lean();
+    if (!image) return recordUpload(catalog, input);
+  } else {
+    try {
+      const created = await catalog.images.create({ userId: input.userId, publicId: input.publicId, ...set });
+      image = created.toObject();
+    } catch (err) {
+      if ((err as { code?: number }).code === 11000) return recordUpload(catalog, input);
+      throw err;
+    }
+  }
+  await applyPendingUsage(catalog, image._id);
+  return { image, previous: existing };
+}
+
+async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Promise<void> {
+  const doc = await catalog.images.findById(imageId, { pendingUsage: 1, userId: 1 }).lean<{ userId: string; pendingUsage?: { opId: string; storageBytes: number; imageCount: number } }>();
+  const pending = doc?.pendingUsage;
+  if (!doc || !pending) return;
+  await addStorageUsage(catalog, doc.userId, { storageBytes: pending.storageBytes, imageCount: pending.imageCount }, pending.opId);
+  await catalog.images.updateOne({ _id: imageId, 'pendingUsage.opId': pending.opId }, { $unset: { pendingUsage: 1 } });
+}
+
+/** Removes every derivative of a stored original from storage and catalog. Returns how many. */
+export async function purgeDerivatives(catalog: Catalog, storage: Storage, image: Pick<ImageDoc, '_id' | 'userId' | 'storageKey'>, keepVersion?: string): Promise<number> {
+  const prefix = derivativePrefix(image.storageKey);
+  let removed = 0;
+  let cursor: string | undefined;
+  const keep = keepVersion ? `${prefix}${keepVersion}&` : null;
+  do {
+    const page = await storage.list(prefix, { limit: 500, cursor });
+    for (const item of page.items) {
+      if (keep && item.key.startsWith(keep)) continue;
+      await storage.delete(item.key);
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  const docs = await catalog.derivatives.find({ imageId: image._id }, { _id: 1 }).lean();
+  const stale = docs.filter((d) => !(keep && d._id.startsWith(keep))).map((d) => d._id);
+  if (stale.length > 0) {
+    const res = await catalog.derivatives.deleteMany({ _id: { $in: stale } });
+    removed = res.deletedCount;
+    if (removed > 0) await addStorageUsage(catalog, image.userId, { derivativeCount: -removed });
+  }
+  return removed;
+}
+
+/** Deletes an image owned by userId (catalog first, then bytes). Null when not found. */
+export async function deleteImage(catalog: Catalog, storage: Storage, userId: string, imageId: string): Promise<ImageDoc | null> {
+  if (!Types.ObjectId.isValid(imageId) || String(new Types.ObjectId(imageId)) !== imageId) return null;
+  const doc = await catalog.images.findOneAndDelete({ _id: new Types.ObjectId(imageId), userId }).lean();
+  if (!doc) return null;
+  await addStorageUsage(catalog, userId, { storageBytes: -doc.bytes, imageCount: -1 }, `delete:${imageId}:${doc.uploadId}`);
+  await purgeDerivatives(catalog, storage, doc);
+  await storage.delete(doc.storageKey);
+  return doc;
+}
+
+/** Records a derivative once; counts a transformation only the first time. */
+export async function recordDerivative(
+  catalog: Catalog,
+  input: { key: string; userId: string; imageId: string; bytes: number; contentType: string; origin: 'api' | 'public' },
+): Promise<boolean> {
+  let res;
+  try {
+    res = await catalog.derivatives.updateOne(
+    { _id: input.key },
+    {
+      $setOnInsert: {
+        userId: input.userId,
+        imageId: new Types.ObjectId(input.imageId),
+        bytes: input.bytes,
+        contentType: input.contentType,
+        origin: input.origin,
+        createdAt: new Date(),
+      },
+    },
+    { upsert: true },
+  );
+  } catch (err) {
+    // Two runs of the same job raced on the upsert: the other one recorded it.
+    if ((err as { code?: number }).code === 11000) return false;
+    throw err;
+  }
+  if (res.upsertedCount !== 1) return false;
+  const opId = `derive:${input.key}`;
+  await addStorageUsage(catalog, input.userId, { derivativeCount: 1 }, opId);
+  await addMonthlyUsage(catalog, input.userId, { transformations: 1 }, opId);
+  return true;
+}

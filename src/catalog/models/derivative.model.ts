@@ -1,0 +1,27 @@
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
+
+export interface DerivativeDoc {
+  _id: string; // the derivative's storage key (idempotent upsert target)
+  userId: string;
+  imageId: Types.ObjectId;
+  bytes: number;
+  contentType: string;
+  /** Which route created it; public /cdn/{id} derivatives are capped per image. */
+  origin: 'api' | 'public';
+  createdAt: Date;
+}
+
+const derivativeSchema = new Schema<DerivativeDoc>(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    imageId: { type: Schema.Types.ObjectId, required: true, index: true },
+    bytes: { type: Number, required: true },
+    contentType: { type: String, required: true },
+    origin: { type: String, required: true, default: 'api' },
+  },
+  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false },
+);
+
+export const derivativeModel = (conn: Connection): Model<DerivativeDoc> =>
+  conn.model<DerivativeDoc>('Derivative', derivativeSchema, 'derivatives');

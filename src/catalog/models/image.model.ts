@@ -1,0 +1,44 @@
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
+
+export interface ImageDoc {
+  _id: Types.ObjectId; // imageId; ObjectIds grow with time, so _id order is upload order
+  userId: string;
+  publicId: string;
+  projectId: Types.ObjectId | null;
+  format: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+  checksum: string; // sha256 hex of the original bytes
+  storageKey: string;
+  /** Changes on every replacement; part of derivative keys so old derivatives are never served. */
+  version: string;
+  /** Upload that produced this version (idempotency of finalize jobs). */
+  uploadId: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const imageSchema = new Schema<ImageDoc>(
+  {
+    userId: { type: String, required: true },
+    publicId: { type: String, required: true },
+    projectId: { type: Schema.Types.ObjectId, default: null },
+    format: { type: String, required: true },
+    contentType: { type: String, required: true },
+    width: { type: Number, required: true },
+    height: { type: Number, required: true },
+    bytes: { type: Number, required: true },
+    checksum: { type: String, required: true },
+    storageKey: { type: String, required: true },
+    version: { type: String, required: true },
+    uploadId: { type: String, required: true },
+  },
+  { timestamps: true, versionKey: false },
+);
+imageSchema.index({ userId: 1, publicId: 1 }, { unique: true });
+imageSchema.index({ userId: 1, _id: -1 });
+imageSchema.index({ userId: 1, projectId: 1, _id: -1 });
+
+export const imageModel = (conn: Connection): Model<ImageDoc> => conn.model<ImageDoc>('Image', imageSchema, 'images');

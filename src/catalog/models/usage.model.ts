@@ -1,0 +1,35 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+
+/**
+ * Counters per user (`_id` = userId) and per user-month (`_id` = `userId:YYYY-MM`). Every change
+ * is one atomic single-document update; `ops` remembers the last applied operation ids so a job
+ * that runs twice applies its delta once (check-and-increment in the same update).
+ */
+export interface UsageDoc {
+  _id: string;
+  userId: string;
+  period: string; // 'total' or 'YYYY-MM'
+  storageBytes: number;
+  imageCount: number;
+  derivativeCount: number;
+  bandwidthBytes: number;
+  transformations: number;
+  ops: string[];
+}
+
+const usageSchema = new Schema<UsageDoc>(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    period: { type: String, required: true },
+    storageBytes: { type: Number, default: 0 },
+    imageCount: { type: Number, default: 0 },
+    derivativeCount: { type: Number, default: 0 },
+    bandwidthBytes: { type: Number, default: 0 },
+    transformations: { type: Number, default: 0 },
+    ops: { type: [String], default: [] },
+  },
+  { versionKey: false },
+);
+
+export const usageModel = (conn: Connection): Model<UsageDoc> => conn.model<UsageDoc>('Usage', usageSchema, 'usage');

@@ -1,0 +1,57 @@
+// Usage counters. Each change is one atomic updateOne; `opId` makes a change idempotent: the
+// filter `ops: {$ne: opId}` and the `$push` of opId happen in the same document update.
+import type { Catalog } from './catalog.js';
+import type { UsageDoc } from './models/usage.model.js';
+
+const OPS_REMEMBERED = 500;
+
+export type UsageDelta = Partial<Pick<UsageDoc, 'storageBytes' | 'imageCount' | 'derivativeCount' | 'bandwidthBytes' | 'transformations'>>;
+
+export function currentPeriod(now = new Date()): string {
+  return now.toISOString().slice(0, 7);
+}
+
+function docId(userId: string, period: string): string {
+  return period === 'total' ? userId : `${userId}:${period}`;
+}
+
+async function apply(catalog: Catalog, userId: string, period: string, delta: UsageDelta, opId?: string): Promise<boolean> {
+  const id = docId(userId, period);
+  const inc = Object.fromEntries(Object.entries(delta).filter(([, v]) => v !== 0 && v !== undefined));
+  if (Object.keys(inc).length === 0) return false;
+  if (!opId) {
+    await catalog.usage.updateOne({ _id: id }, { $inc: inc, $setOnInsert: { userId, period } }, { upsert: true });
+    return true;
+  }
+  // Make sure the document exists first so the conditional update below never upserts a duplicate.
+  await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period, ops: [] } }, { upsert: true });
+  const res = await catalog.usage.updateOne(
+    { _id: id, ops: { $ne: opId } },
+    { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } },
+  );
+  return res.modifiedCount === 1;
+}
+
+/** Storage-side counters (bytes stored, image and derivative counts). */
+export const addStorageUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
+  apply(catalog, userId, 'total', delta, opId);
+
+/** Monthly counters (bandwidth, transformations). */
+export const addMonthlyUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
+  apply(catalog, userId, currentPeriod(), delta, opId);
+
+export async function readUsage(catalog: Catalog, userId: string) {
+  const period = currentPeriod();
+  const [total, month] = await Promise.all([
+    catalog.usage.findById(docId(userId, 'total')).lean(),
+    catalog.usage.findById(docId(userId, period)).lean(),
+  ]);
+  return {
+    storageBytes: total?.storageBytes ?? 0,
+    imageCount: total?.imageCount ?? 0,
+    derivativeCount: total?.derivativeCount ?? 0,
+    bandwidthBytes: month?.bandwidthBytes ?? 0,
+    transformations: month?.transformations ?? 0,
+    period,
+  };
+}

@@ -1,0 +1,56 @@
+// Deep check of an uploaded original (worker side): real format from the bytes, pixel-bomb
+// guard from the header before decoding, then a full decode to catch truncated/corrupt files.
+import crypto from 'node:crypto';
+import sharp, { type Metadata } from 'sharp';
+import { ServiceError } from '../errors.js';
+import { FORMAT_EXTENSION, FORMAT_MIME, type OutputFormat } from './params.js';
+
+export interface InspectedUpload {
+  format: OutputFormat;
+  extension: string;
+  contentType: string;
+  width: number;
+  height: number;
+  checksum: string;
+  hasAlpha: boolean;
+}
+
+export const ACCEPTED_UPLOAD_MIME = ['image/jpeg', 'image/png', 'image/webp', 'image/avif'] as const;
+
+export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Promise<InspectedUpload> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(bytes).metadata();
+  } catch {
+    throw new ServiceError('unsupported_type', 'The file is corrupt or not an image (JPEG, PNG, WebP or AVIF expected)');
+  }
+  let format: OutputFormat;
+  if (meta.format === 'jpeg' || meta.format === 'png' || meta.format === 'webp') format = meta.format;
+  else if (meta.format === 'heif' && meta.compression === 'av1') format = 'avif';
+  else throw new ServiceError('unsupported_type', `Unsupported image type "${meta.format}${meta.compression ? '/' + meta.compression : ''}"; JPEG, PNG, WebP or AVIF expected`);
+  const width = meta.autoOrient?.width ?? meta.width ?? 0;
+  const height = meta.autoOrient?.height ?? meta.height ?? 0;
+  if (!width || !height) throw new ServiceError('unsupported_type', 'The image is corrupt: it has no dimensions');
+  if (width * height > maxInputPixels) {
+    throw new ServiceError('too_large', `The image has ${width}×${height} = ${width * height} pixels; the maximum is ${maxInputPixels}`);
+  }
+  if ((meta.pages ?? 1) > 1 && format !== 'avif') {
+    throw new ServiceError('unsupported_type', 'Animated images are not supported');
+  }
+  try {
+    // Decoding a small version still reads every byte of the stream, so truncation shows.
+    await sharp(bytes, { failOn: 'warning', limitInputPixels: maxInputPixels }).resize(32, 32, { fit: 'inside' }).raw().toBuffer();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : 'decode failed';
+    throw new ServiceError('unsupported_type', `The image is corrupt or truncated (${reason})`);
+  }
+  return {
+    format,
+    extension: FORMAT_EXTENSION[format],
+    contentType: FORMAT_MIME[format],
+    width,
+    height,
+    checksum: crypto.createHash('sha256').update(bytes).digest('hex'),
+    hasAlpha: meta.hasAlpha ?? false,
+  };
+}

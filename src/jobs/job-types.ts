@@ -1,0 +1,71 @@
+// Job data carries storage keys and parameters, never image bytes.
+import type { TransformPlan } from '../imaging/params.js';
+import type { QUEUE_NAMES } from './queue-names.js';
+
+export interface UploadFinalizeJobData {
+  uploadId: string;
+  userId: string;
+  publicId: string;
+  stagingKey: string;
+  /** Size counted by the front door while streaming; the worker re-checks it. */
+  stagedBytes: number;
+  projectId: string | null;
+  maxInputPixels: number;
+  /** Storage quota of the owner's plan at request time. */
+  storageQuotaBytes: number;
+}
+
+export interface UploadFinalizeResult {
+  imageId: string;
+  publicId: string;
+  storageKey: string;
+  size: number;
+  contentType: string;
+  format: string;
+  width: number;
+  height: number;
+  checksum: string;
+  projectId: string | null;
+  replaced: boolean;
+}
+
+export interface TransformJobData {
+  userId: string;
+  imageId: string;
+  sourceKey: string;
+  version: string;
+  derivativeKey: string;
+  plan: TransformPlan;
+  origin: 'api' | 'public';
+}
+
+export interface TransformResult {
+  key: string;
+  size: number;
+  contentType: string;
+  width: number;
+  height: number;
+}
+
+export interface PassportJobData {
+  requestId: string;
+  stagingKey: string;
+  country: string;
+  removeBackground: boolean;
+  enhance: boolean;
+  includePrintSheet: boolean;
+  faceBox: { x: number; y: number; width: number; height: number } | null;
+}
+
+/** The processor's JSON answer; photo and sheet bytes are in storage under the given keys. */
+export interface PassportJobResult {
+  photoKey: string;
+  printSheetKey: string | null;
+  report: Record<string, unknown>;
+}
+
+export interface JobTypes {
+  [QUEUE_NAMES.uploadFinalize]: { data: UploadFinalizeJobData; result: UploadFinalizeResult };
+  [QUEUE_NAMES.transform]: { data: TransformJobData; result: TransformResult };
+  [QUEUE_NAMES.passport]: { data: PassportJobData; result: PassportJobResult };
+}

@@ -1,0 +1,12 @@
+export const QUEUE_NAMES = {
+  uploadFinalize: 'upload-finalize',
+  transform: 'transform',
+  passport: 'passport',
+} as const;
+
+export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE_NAMES);
+
+/** BullMQ key prefix; also used for worker heartbeats. */
+export const REDIS_PREFIX = 'pictor';

@@ -1,0 +1,31 @@
+// The front door: thin Express app that validates, authenticates and hands work to the queues.
+import express, { type Express } from 'express';
+import { cdnFilesController } from './controllers/cdn-files.controller.js';
+import { KeyCache } from './middleware/auth.js';
+import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
+import { pathSet } from './middleware/path-set.js';
+import { requestContext } from './middleware/request-context.js';
+import { setARoutes } from './routes/set-a.routes.js';
+import { statusRoutes } from './routes/status.routes.js';
+import type { WebDeps } from './web-deps.js';
+
+export function createApp(deps: WebDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', process.env.TRUST_PROXY === 'true' ? true : 'loopback');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestContext(deps.log));
+  app.use(express.json({ limit: '100kb' }));
+  const keys = new KeyCache(deps.catalog, deps.config.apiKeyCacheMs);
+
+  app.use(statusRoutes(deps));
+  app.use(setARoutes(deps, keys));
+  if (deps.config.storageDriver === 'local') {
+    const cdnPath = new URL(deps.config.cdnUrl).pathname.replace(/\/+$/, '');
+    if (cdnPath) app.get(`${cdnPath}/*splat`, pathSet('B'), cdnFilesController(deps, cdnPath));
+  }
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

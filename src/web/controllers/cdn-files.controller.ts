@@ -1,0 +1,26 @@
+// Local storage mode: the front door serves stored objects at CDN_URL's path, so every public URL
+// it hands out resolves. (With GCS, CDN_URL points at the bucket or a CDN in front of it.)
+import type { Request, Response } from 'express';
+import { ServiceError } from '../../errors.js';
+import { assertSafeKey } from '../../storage/storage.js';
+import { sendStoredImage } from '../services/image-responder.js';
+import type { WebDeps } from '../web-deps.js';
+
+export function cdnFilesController(deps: WebDeps, mountPath: string) {
+  return async (req: Request, res: Response) => {
+    let key: string;
+    try {
+      key = req.path.slice(mountPath.length + 1).split('/').map(decodeURIComponent).join('/');
+      assertSafeKey(key);
+    } catch {
+      throw new ServiceError('not_found', 'Not found');
+    }
+    if (key.startsWith('_')) throw new ServiceError('not_found', 'Not found'); // internal prefixes (_staging, _passport)
+    const isDerivative = key.includes('&v=');
+    await sendStoredImage(deps, req, res, key, {
+      ownerId: key.split('/')[0],
+      // Derivative keys change whenever the original does, so they are immutable; originals can be replaced.
+      cacheControl: isDerivative ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
+    });
+  };
+}

@@ -1,0 +1,117 @@
+// Set A: POST /upload, GET /transform, GET /generate/srcset (spec 4.1).
+import type { Request, Response } from 'express';
+import { credentialById, type AuthenticatedUser } from '../../catalog/api-keys.js';
+import { ServiceError } from '../../errors.js';
+import type { TransformRequest } from '../../imaging/params.js';
+import { signedTransformUrl, verifyQuery } from '../../imaging/signing.js';
+import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
+import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
+import { sendStoredImage } from '../services/image-responder.js';
+import { handleUpload } from '../services/upload-service.js';
+import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform } from '../services/transform-service.js';
+import { compile, queryObject, validationError } from '../validation.js';
+import type { WebDeps } from '../web-deps.js';
+
+const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
+const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number; sizes?: string }>(srcsetQuery);
+
+export function uploadController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    const user = currentUser(res);
+    const publicId = typeof req.query.public_id === 'string' ? req.query.public_id : undefined;
+    const outcome = await handleUpload(deps, req, user, { publicId });
+    res.json({
+      success: true,
+      error: '',
+      public_url: outcome.publicUrl,
+      cdn_url: outcome.publicUrl,
+      size: outcome.size,
+      content_type: outcome.contentType,
+    });
+  };
+}
+
+function validateTransformQuery(req: Request) {
+  const raw = queryObject(req.query as Record<string, unknown>);
+  const checked = transformQuery.check(raw, 'query');
+  if (!checked.ok) {
+    const srcIssue = checked.issues.find((i) => i.loc[1] === 'src');
+    if (srcIssue) throw new ServiceError('bad_request', `Missing or invalid "src": ${srcIssue.msg}`, { param: 'src' });
+    throw validationError(checked.issues);
+  }
+  return checked.value;
+}
+
+/** GET /transform: JSON for API callers (X-API-Key); image bytes for signed URLs (browsers). */
+export function transformController(deps: WebDeps, keys: KeyCache) {
+  return async (req: Request, res: Response) => {
+    const key = apiKeyOf(req);
+    const rawQuery = req.query as Record<string, string | undefined>;
+    let user: AuthenticatedUser | null;
+    let signed = false;
+    if (key) {
+      user = await keys.lookup(key);
+      if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+    } else if (typeof rawQuery.sig === 'string' && typeof rawQuery.kid === 'string') {
+      user = await credentialById(deps.catalog, rawQuery.kid);
+      if (!user || !verifyQuery(rawQuery, user.secret, rawQuery.sig)) throw new ServiceError('unauthorized', 'Invalid or tampered URL signature');
+      signed = true;
+    } else {
+      throw new ServiceError('unauthorized', 'Missing API key (send X-API-Key) or URL signature');
+    }
+    const query = validateTransformQuery(req);
+    const ref = parseBaseImageUrl(query.src, deps.config.cdnUrl);
+    if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`, { param: 'src' });
+    const image = await findOwnedImageByRef(deps, user.userId, ref);
+    const accept = req.headers.accept ?? '';
+    const prepared = prepareTransform(image, 'A', query, negotiationFor(image, accept, 'A'));
+    if (signed) {
+      // A browser: negotiate from its Accept header (not the JSON default) and send bytes.
+      const forBrowser = prepareTransform(image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false });
+      const outcome = await ensureDerivative(deps, forBrowser, 'api');
+      await sendStoredImage(deps, req, res, outcome.key, {
+        ownerId: image.userId,
+        cacheControl: 'public, max-age=31536000, immutable',
+        varyAccept: forBrowser.dependsOnAccept,
+      });
+      return;
+    }
+    const outcome = await ensureDerivative(deps, prepared, 'api');
+    if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
+    res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
+    res.json({ success: true, error: '', public_url: deps.storage.publicUrl(outcome.key), size: outcome.size, content_type: outcome.contentType });
+  };
+}
+
+const MAX_SRCSET_WIDTHS = 20;
+
+export function srcsetController(deps: WebDeps) {
+  return (req: Request, res: Response) => {
+    const user = currentUser(res);
+    const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
+    if (!checked.ok) {
+      const issue = checked.issues[0];
+      throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`, { param: String(issue.loc[1]) });
+    }
+    const { src, f = 'auto', q = 80, sizes } = checked.value;
+    const cdn = deps.config.cdnUrl;
+    const ref = parseBaseImageUrl(src, cdn);
+    if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
+      throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`, { param: 'src' });
+    }
+    if (ref.userId !== user.userId) throw new ServiceError('not_found', 'Image not found');
+    const parts = (checked.value.w ?? '400,800,1200').split(',').map((s) => s.trim());
+    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
+      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and 4200`, { param: 'w' });
+    }
+    const widths = parts.map(Number);
+    const credential = { kid: user.keyId, secret: user.secret };
+    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q }, credential));
+    const largest = Math.max(...widths);
+    res.json({
+      srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),
+      sizes: sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
+      default: urls[Math.floor((widths.length - 1) / 2)],
+    });
+  };
+}

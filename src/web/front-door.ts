@@ -1,0 +1,63 @@
+// Builds the front door's dependencies, listens, and shuts down in order on SIGTERM:
+// stop accepting → finish in-flight requests → queues → Redis → catalog.
+import http from 'node:http';
+import type { Logger } from 'pino';
+import { parseKeySeed, seedCredential } from '../catalog/api-keys.js';
+import { Catalog } from '../catalog/catalog.js';
+import type { Config } from '../config.js';
+import { JobProducer } from '../jobs/job-producer.js';
+import { createQueueConnection } from '../jobs/redis-connection.js';
+import { createStorage } from '../storage/create-storage.js';
+import { createApp } from './app.js';
+import type { WebDeps } from './web-deps.js';
+
+export class FrontDoor {
+  private server: http.Server | null = null;
+  private deps: WebDeps | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly config: Config, private readonly log: Logger) {}
+
+  async start(): Promise<{ port: number; deps: WebDeps }> {
+    const { config, log } = this;
+    const catalog = await Catalog.connect(config.mongoUrl);
+    for (const seed of parseKeySeed(config.apiKeysSeed)) await seedCredential(catalog, seed.userId, seed.key, seed.secret);
+    const storage = createStorage(config);
+    const redis = createQueueConnection(config.redisUrl);
+    redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    await new Promise<void>((resolve, reject) => {
+      if (redis.status === 'ready') return resolve();
+      redis.once('ready', () => resolve());
+      setTimeout(() => reject(new Error(`Redis at ${config.redisUrl} is not reachable`)), 10_000).unref();
+    });
+    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting });
+    await jobs.ready();
+    this.deps = { config, catalog, storage, jobs, redis, log };
+    const app = createApp(this.deps);
+    this.server = http.createServer(app);
+    this.server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve) => this.server!.listen(config.port, config.host, resolve));
+    const address = this.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    log.info({ port, baseUrl: config.baseUrl }, 'front door listening');
+    return { port, deps: this.deps };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.server) {
+        const server = this.server;
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+      }
+      if (this.deps) {
+        await this.deps.jobs.close().catch(() => undefined);
+        await this.deps.redis.quit().catch(() => undefined);
+        await this.deps.catalog.close().catch(() => undefined);
+      }
+    })();
+    return this.closing;
+  }
+}

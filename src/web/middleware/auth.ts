@@ -1,0 +1,54 @@
+// X-API-Key authentication with a short in-process cache (API_KEY_CACHE_MS) so a hot path does
+// not hit the catalog per request; revocation takes effect within that window.
+import type { NextFunction, Request, Response } from 'express';
+import { authenticateKey, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { ServiceError } from '../../errors.js';
+import { currentSet } from './path-set.js';
+
+export class KeyCache {
+  private readonly entries = new Map<string, { user: AuthenticatedUser | null; expires: number }>();
+  constructor(private readonly catalog: Catalog, private readonly ttlMs: number) {}
+
+  async lookup(key: string): Promise<AuthenticatedUser | null> {
+    const h = hashKey(key);
+    const now = Date.now();
+    const hit = this.entries.get(h);
+    if (hit && hit.expires > now) return hit.user;
+    const user = await authenticateKey(this.catalog, key);
+    if (this.ttlMs > 0) {
+      if (this.entries.size > 10_000) this.entries.clear();
+      this.entries.set(h, { user, expires: now + this.ttlMs });
+    }
+    return user;
+  }
+}
+
+export function apiKeyOf(req: Request): string | undefined {
+  const v = req.headers['x-api-key'];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function requireApiKey(keys: KeyCache) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const key = apiKeyOf(req);
+    if (!key) {
+      if (currentSet(res) === 'B') {
+        throw new ServiceError('invalid_parameter', 'Missing X-API-Key header', {
+          issues: [{ loc: ['header', 'x-api-key'], msg: 'Field required', type: 'missing' }],
+        });
+      }
+      throw new ServiceError('unauthorized', 'Missing API key (send it in the X-API-Key header)');
+    }
+    const user = await keys.lookup(key);
+    if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+    res.locals.user = user;
+    next();
+  };
+}
+
+export function currentUser(res: Response): AuthenticatedUser {
+  const user = res.locals.user as AuthenticatedUser | undefined;
+  if (!user) throw new ServiceError('unauthorized', 'Not authenticated');
+  return user;
+}

@@ -1,0 +1,59 @@
+// The one place errors become responses. Never leaks stack traces; 5xx are logged with the request id.
+import type { NextFunction, Request, Response } from 'express';
+import { ServiceError } from '../../errors.js';
+import { StorageUnavailableError } from '../../storage/storage.js';
+import { currentSet } from './path-set.js';
+
+const SET_A_TYPES: Record<number, string> = { 401: 'unauthorized_error', 422: 'image_processing_error' };
+
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  const e = err as { type?: string; status?: number; code?: string; name?: string; message?: string };
+  // body-parser errors (invalid JSON, too large)
+  if (e?.type === 'entity.too.large') return new ServiceError('too_large', 'Request body too large');
+  if (e?.type === 'entity.parse.failed') return new ServiceError('bad_request', 'Request body is not valid JSON');
+  if (err instanceof StorageUnavailableError) return new ServiceError('unavailable', 'Storage is unavailable; retry shortly', { retryAfterSeconds: 5 });
+  if (isInfrastructureError(e)) return new ServiceError('unavailable', 'A backing service is unavailable; retry shortly', { retryAfterSeconds: 5 });
+  return new ServiceError('internal', 'Internal server error');
+}
+
+function isInfrastructureError(e: { name?: string; message?: string; code?: string } | undefined): boolean {
+  if (!e) return false;
+  const name = e.name ?? '';
+  const message = e.message ?? '';
+  return (
+    name.startsWith('Mongo') ||
+    name === 'MaxRetriesPerRequestError' ||
+    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|enableOfflineQueue/.test(message)
+  );
+}
+
+export function renderError(err: ServiceError, res: Response): void {
+  if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
+  if (currentSet(res) === 'A') {
+    const type = SET_A_TYPES[err.status] ?? (err.status >= 500 ? 'server_error' : 'request_error');
+    res.status(err.status).json({ type, msg: err.message, status_code: err.status });
+    return;
+  }
+  if (err.extra.issues) {
+    res.status(422).json({ detail: err.extra.issues });
+    return;
+  }
+  res.status(err.status).json({ detail: err.message });
+}
+
+export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const serviceError = toServiceError(err);
+  if (serviceError.status >= 500) {
+    req.log?.error({ err }, 'request failed');
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  renderError(serviceError, res);
+}
+
+export function notFoundHandler(req: Request, res: Response): void {
+  renderError(new ServiceError('not_found', `No route for ${req.method} ${req.path}`), res);
+}

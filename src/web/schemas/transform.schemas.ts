@@ -1,0 +1,57 @@
+// Transform query schemas, generated from the parameter registry (no second list of parameters).
+import { paramsFor, type ParamDefinition, type PathSet } from '../../imaging/params.js';
+
+function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> {
+  const s: Record<string, unknown> = { type: p.type, description: p.description };
+  if (p.minimum !== undefined) s.minimum = p.minimum;
+  if (p.maximum !== undefined) s.maximum = p.maximum;
+  if (p.enum) s.enum = [...p.enum];
+  const def = set === 'A' ? p.defaultA : p.defaultB;
+  if (def !== undefined) s.default = def;
+  return s;
+}
+
+export function transformParamProperties(set: PathSet): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(paramsFor(set).map((p) => [p.name, paramSchema(p, set)]));
+}
+
+export const srcProperty = { type: 'string', minLength: 1, maxLength: 2083, description: 'URL of a base image in the delivery store' };
+
+/** Signed-URL parameters (browser requests without X-API-Key). */
+export const signatureProperties = {
+  kid: { type: 'string', maxLength: 64, description: 'Credential id that signed the URL' },
+  sig: { type: 'string', maxLength: 128, description: 'HMAC-SHA256 (base64url) of the canonical parameters with the API secret' },
+};
+
+export const setATransformQuery = {
+  $id: 'SetATransformQuery',
+  type: 'object',
+  properties: { src: srcProperty, ...transformParamProperties('A'), ...signatureProperties },
+  required: ['src'],
+};
+
+export const setBTransformQuery = {
+  $id: 'SetBTransformQuery',
+  type: 'object',
+  properties: { src: srcProperty, ...transformParamProperties('B') },
+  required: ['src'],
+};
+
+export const setBServeQuery = {
+  $id: 'SetBServeQuery',
+  type: 'object',
+  properties: transformParamProperties('B'),
+};
+
+export const srcsetQuery = {
+  $id: 'SrcsetQuery',
+  type: 'object',
+  properties: {
+    src: srcProperty,
+    w: { type: 'string', default: '400,800,1200', maxLength: 200, description: 'Comma-separated widths (1-20 values, each 1-4200)' },
+    f: transformParamProperties('A').f,
+    q: transformParamProperties('A').q,
+    sizes: { type: 'string', maxLength: 1000 },
+  },
+  required: ['src'],
+};

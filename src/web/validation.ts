@@ -1,0 +1,81 @@
+// ajv-compiled JSON Schemas: the single source for request validation (and the OpenAPI document).
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ServiceError, type ValidationIssue } from '../errors.js';
+
+export type Location = 'query' | 'body' | 'header' | 'path';
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, strict: true, allowUnionTypes: true });
+// ajv-formats ships CJS with a default export
+(addFormatsModule as unknown as { default: (a: Ajv) => void }).default?.(ajv) ?? (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
+
+const ISSUE_TYPES: Record<string, string> = {
+  required: 'missing',
+  minimum: 'greater_than_equal',
+  maximum: 'less_than_equal',
+  exclusiveMinimum: 'greater_than',
+  exclusiveMaximum: 'less_than',
+  enum: 'enum',
+  minLength: 'string_too_short',
+  maxLength: 'string_too_long',
+  pattern: 'string_pattern_mismatch',
+  minItems: 'too_short',
+  maxItems: 'too_long',
+  additionalProperties: 'extra_forbidden',
+  format: 'value_error',
+};
+
+function toIssue(location: Location, err: ErrorObject): ValidationIssue {
+  const path = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  if (err.keyword === 'required') path.push((err.params as { missingProperty: string }).missingProperty);
+  if (err.keyword === 'additionalProperties') path.push((err.params as { additionalProperty: string }).additionalProperty);
+  const type = err.keyword === 'type' ? `${String((err.params as { type: string }).type).split(',')[0]}_type` : (ISSUE_TYPES[err.keyword] ?? err.keyword);
+  let msg = err.message ?? 'is invalid';
+  if (err.keyword === 'enum') msg = `must be one of: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  if (err.keyword === 'required') msg = 'Field required';
+  return { loc: [location, ...path], msg, type };
+}
+
+export interface CompiledSchema<T> {
+  schema: object;
+  /** Coerces in place and returns the value, or the list of every problem found. */
+  check(data: unknown, location: Location): { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+}
+
+export function compile<T>(schema: object): CompiledSchema<T> {
+  const fn: ValidateFunction = ajv.compile(schema);
+  return {
+    schema,
+    check(data, location) {
+      if (fn(data)) return { ok: true, value: data as T };
+      const seen = new Set<string>();
+      const issues = (fn.errors ?? []).map((e) => toIssue(location, e)).filter((i) => {
+        const k = JSON.stringify(i.loc) + i.type;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
+      return { ok: false, issues };
+    },
+  };
+}
+
+/** A 422 carrying every issue (set B renders it as detail[]; set A names the first parameter). */
+export function validationError(issues: ValidationIssue[]): ServiceError {
+  const first = issues[0];
+  const name = first ? String(first.loc[first.loc.length - 1]) : 'request';
+  return new ServiceError('invalid_parameter', `Invalid value for "${name}": ${first?.msg ?? 'invalid'}`, { issues, param: name });
+}
+
+/** Query values arrive as strings; an empty value means "not given" for optional parameters. */
+export function queryObject(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === '' || v === undefined) continue;
+    out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,37 @@
+// Worker process entry point: `node dist/workers/main.js` (Procfile `worker`).
+// WORKER_QUEUES (comma-separated) limits the queues this process serves; default all.
+import { loadConfigOrExit } from '../src/config.js';
+import { ALL_QUEUES, type QueueName } from '../src/jobs/queue-names.js';
+import { createLogger } from '../src/logger.js';
+import { WorkerProcess } from './worker-process.js';
+
+const config = loadConfigOrExit();
+const log = createLogger('pictor-worker', config.logLevel);
+const requested = (process.env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+if (unknown.length > 0) {
+  process.stderr.write(`Invalid configuration: WORKER_QUEUES has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}\n`);
+  process.exit(78);
+}
+const worker = new WorkerProcess(config, log, requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES);
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'signal received');
+  worker.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+
+worker.start().catch((err: unknown) => {
+  log.fatal({ err: err instanceof Error ? err.message : err }, 'worker failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,12 @@
+import type { Catalog } from '../../src/catalog/catalog.js';
+import type { Config } from '../../src/config.js';
+import type { Storage } from '../../src/storage/storage.js';
+import type { Logger } from 'pino';
+
+/** What every processor gets: built once per worker process. */
+export interface ProcessorContext {
+  config: Config;
+  catalog: Catalog;
+  storage: Storage;
+  log: Logger;
+}

@@ -1,0 +1,85 @@
+// upload-finalize: the staged bytes become a catalogued original (or the upload is refused and
+// nothing remains). Idempotent: a re-run after a crash finds the catalog entry and finishes.
+import type { Job } from 'bullmq';
+import { baseImageKey, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
+import { readUsage } from '../../src/catalog/usage.js';
+import { ServiceError } from '../../src/errors.js';
+import { inspectUpload } from '../../src/imaging/inspect-upload.js';
+import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-types.js';
+import { StorageNotFoundError } from '../../src/storage/storage.js';
+import type { ProcessorContext } from './processor-context.js';
+
+export function uploadFinalizeProcessor(ctx: ProcessorContext) {
+  return async (job: Job<UploadFinalizeJobData, UploadFinalizeResult>): Promise<UploadFinalizeResult> => {
+    const data = job.data;
+    const { catalog, storage } = ctx;
+    let bytes: Buffer;
+    try {
+      bytes = await storage.read(data.stagingKey);
+    } catch (err) {
+      if (!(err instanceof StorageNotFoundError)) throw err;
+      // Staging is deleted last: if it is gone, an earlier run finished this upload.
+      const done = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId, uploadId: data.uploadId }).lean();
+      if (!done) throw new ServiceError('bad_request', 'The staged upload is gone; please upload again');
+      return toResult(done, false);
+    }
+    try {
+      const info = await inspectUpload(bytes, data.maxInputPixels);
+      const existing = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId }).lean();
+      if (!existing || existing.uploadId !== data.uploadId) {
+        const usage = await readUsage(catalog, data.userId);
+        const growth = bytes.length - (existing?.bytes ?? 0);
+        if (usage.storageBytes + growth > data.storageQuotaBytes) {
+          throw new ServiceError('forbidden', `Storage quota exceeded: ${usage.storageBytes + growth} bytes would exceed the plan's ${data.storageQuotaBytes} bytes`);
+        }
+      }
+      const storageKey = baseImageKey(data.userId, data.publicId, info.extension);
+      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: { uploadId: data.uploadId, checksum: info.checksum } });
+      const { image, previous } = await recordUpload(catalog, {
+        uploadId: data.uploadId,
+        userId: data.userId,
+        publicId: data.publicId,
+        projectId: data.projectId,
+        format: info.format,
+        contentType: info.contentType,
+        width: info.width,
+        height: info.height,
+        bytes: bytes.length,
+        checksum: info.checksum,
+        storageKey,
+      });
+      if (previous) {
+        // Replaced: old derivatives must never be served again, and a different extension leaves an old object.
+        await purgeDerivatives(catalog, storage, previous, image.version);
+        if (previous.storageKey !== storageKey) {
+          await purgeDerivatives(catalog, storage, { ...previous, storageKey: previous.storageKey });
+          await storage.delete(previous.storageKey);
+        }
+      }
+      await storage.delete(data.stagingKey);
+      return toResult(image, previous !== null);
+    } catch (err) {
+      if (err instanceof ServiceError) await storage.delete(data.stagingKey).catch(() => undefined);
+      throw err;
+    }
+  };
+}
+
+function toResult(
+  image: { _id: unknown; publicId: string; storageKey: string; bytes: number; contentType: string; format: string; width: number; height: number; checksum: string; projectId: unknown },
+  replaced: boolean,
+): UploadFinalizeResult {
+  return {
+    imageId: String(image._id),
+    publicId: image.publicId,
+    storageKey: image.storageKey,
+    size: image.bytes,
+    contentType: image.contentType,
+    format: image.format,
+    width: image.width,
+    height: image.height,
+    checksum: image.checksum,
+    projectId: image.projectId ? String(image.projectId) : null,
+    replaced,
+  };
+}
