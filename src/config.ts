@@ -33,6 +33,9 @@ export interface Config {
   /** libvips threads per worker process (see README: cores / processes-per-machine). */
   sharpThreads: number;
   apiKeyCacheMs: number;
+  publicDerivativesPerImage: number;
+  publicRateLimitPerMin: number;
+  demoRateLimitPerMin: number;
   /** Lock and stall settings of BullMQ workers; short values only in tests. */
   jobLockMs: number;
   stalledIntervalMs: number;
@@ -121,6 +124,9 @@ export function loadConfig(env: Env = process.env): Config {
     webpEffort: int(env, 'WEBP_EFFORT', 3, 0, 6),
     sharpThreads: int(env, 'SHARP_THREADS', 0, 0, 256),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
+    publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
+    publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
+    demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),

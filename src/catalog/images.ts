@@ -84,7 +84,7 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput): 
 }
 
 async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Promise<void> {
-  const doc = await catalog.images.findById(imageId, { pendingUsage: 1, userId: 1 }).lean<{ userId: string; pendingUsage?: { opId: string; storageBytes: number; imageCount: number } }>();
+  const doc = await catalog.images.findById(imageId, { pendingUsage: 1, userId: 1 }).lean();
   const pending = doc?.pendingUsage;
   if (!doc || !pending) return;
   await addStorageUsage(catalog, doc.userId, { storageBytes: pending.storageBytes, imageCount: pending.imageCount }, pending.opId);

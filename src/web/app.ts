@@ -6,6 +6,7 @@ import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { pathSet } from './middleware/path-set.js';
 import { requestContext } from './middleware/request-context.js';
 import { setARoutes } from './routes/set-a.routes.js';
+import { setBRoutes } from './routes/set-b.routes.js';
 import { statusRoutes } from './routes/status.routes.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -21,6 +22,7 @@ export function createApp(deps: WebDeps): Express {
 
   app.use(statusRoutes(deps));
   app.use(setARoutes(deps, keys));
+  app.use(setBRoutes(deps, keys));
   if (deps.config.storageDriver === 'local') {
     const cdnPath = new URL(deps.config.cdnUrl).pathname.replace(/\/+$/, '');
     if (cdnPath) app.get(`${cdnPath}/*splat`, pathSet('B'), cdnFilesController(deps, cdnPath));

@@ -16,6 +16,8 @@ export interface ImageDoc {
   version: string;
   /** Upload that produced this version (idempotency of finalize jobs). */
   uploadId: string;
+  /** Usage delta of this version, present until applied (see catalog/images.ts recordUpload). */
+  pendingUsage?: { opId: string; storageBytes: number; imageCount: number } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -34,6 +36,7 @@ const imageSchema = new Schema<ImageDoc>(
     storageKey: { type: String, required: true },
     version: { type: String, required: true },
     uploadId: { type: String, required: true },
+    pendingUsage: { type: { _id: false, opId: String, storageBytes: Number, imageCount: Number }, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );

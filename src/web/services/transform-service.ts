@@ -81,8 +81,16 @@ export async function findImageById(deps: WebDeps, imageId: string, userId?: str
   return image;
 }
 
-export function prepareTransform(image: ImageDoc, set: PathSet, request: TransformRequest, ctx: NegotiationContext): PreparedTransform {
+export function prepareTransform(
+  image: ImageDoc,
+  set: PathSet,
+  request: TransformRequest,
+  ctx: NegotiationContext,
+  /** Route-specific limits applied to the plan before its key is derived (demo size cap). */
+  adjust?: (plan: TransformPlan) => void,
+): PreparedTransform {
   const { plan, dependsOnAccept } = resolvePlan(set, request, ctx);
+  adjust?.(plan);
   return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept };
 }
 

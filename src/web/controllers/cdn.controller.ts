@@ -1,0 +1,130 @@
+// Set B CDN management: POST /cdn/upload, GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
+import type { Request, Response } from 'express';
+import { Types } from 'mongoose';
+import { deleteImage } from '../../catalog/images.js';
+import { planById } from '../../catalog/plans.js';
+import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
+import { currentPeriod, readUsage } from '../../catalog/usage.js';
+import { ServiceError } from '../../errors.js';
+import { currentUser } from '../middleware/auth.js';
+import { handleUpload } from '../services/upload-service.js';
+import type { WebDeps } from '../web-deps.js';
+
+export function cdnUploadController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    const user = currentUser(res);
+    let projectSlug = DEFAULT_PROJECT_SLUG;
+    const outcome = await handleUpload(deps, req, user, {
+      resolveProject: async (fields) => {
+        const project = await resolveProjectForUpload(deps.catalog, user.userId, fields.project);
+        projectSlug = project.slug;
+        return String(project._id);
+      },
+    });
+    res.json({
+      success: true,
+      error: '',
+      public_url: outcome.publicUrl,
+      cdn_url: outcome.publicUrl,
+      size: outcome.size,
+      content_type: outcome.contentType,
+      imageId: outcome.imageId,
+      project: projectSlug,
+      public_id: outcome.publicId,
+      width: outcome.width,
+      height: outcome.height,
+    });
+  };
+}
+
+export function listImagesController(deps: WebDeps) {
+  return async (_req: Request, res: Response) => {
+    const user = currentUser(res);
+    const { project, limit = 50, cursor } = res.locals.query as { project?: string; limit?: number; cursor?: string };
+    const projects = await deps.catalog.projects.find({ userId: user.userId }).lean();
+    const slugById = new Map(projects.map((p) => [String(p._id), p.slug]));
+    let filter: Record<string, unknown> = { userId: user.userId };
+    if (project) {
+      const match = projects.find((p) => p.slug === project) ?? (project === DEFAULT_PROJECT_SLUG ? await ensureDefaultProject(deps.catalog, user.userId) : null);
+      if (!match) {
+        res.json({ images: [], next_cursor: null, has_more: false });
+        return;
+      }
+      filter = projectImageFilter(match);
+    }
+    if (cursor) {
+      if (!Types.ObjectId.isValid(cursor) || String(new Types.ObjectId(cursor)) !== cursor) {
+        throw new ServiceError('invalid_parameter', 'cursor is not a valid imageId', { issues: [{ loc: ['query', 'cursor'], msg: 'must be an imageId from a previous page', type: 'value_error' }] });
+      }
+      filter._id = { $lt: new Types.ObjectId(cursor) };
+    }
+    const docs = await deps.catalog.images.find(filter).sort({ _id: -1 }).limit(limit + 1).lean();
+    const page = docs.slice(0, limit);
+    const hasMore = docs.length > limit;
+    res.json({
+      images: page.map((d) => ({
+        imageId: String(d._id),
+        public_url: deps.storage.publicUrl(d.storageKey),
+        public_id: d.publicId,
+        project: d.projectId ? (slugById.get(String(d.projectId)) ?? DEFAULT_PROJECT_SLUG) : DEFAULT_PROJECT_SLUG,
+        format: d.format,
+        width: d.width,
+        height: d.height,
+        size: d.bytes,
+        created_at: d.createdAt,
+      })),
+      next_cursor: hasMore && page.length > 0 ? String(page[page.length - 1]._id) : null,
+      has_more: hasMore,
+    });
+  };
+}
+
+async function deleteMany(deps: WebDeps, userId: string, ids: string[]) {
+  const deleted: string[] = [];
+  const notFound: string[] = [];
+  for (const id of [...new Set(ids)]) {
+    if (await deleteImage(deps.catalog, deps.storage, userId, id)) deleted.push(id);
+    else notFound.push(id);
+  }
+  return { deleted, not_found: notFound };
+}
+
+export function deleteImagesController(deps: WebDeps) {
+  return async (_req: Request, res: Response) => {
+    const user = currentUser(res);
+    const { imageIds } = res.locals.body as { imageIds: string[] };
+    res.json(await deleteMany(deps, user.userId, imageIds));
+  };
+}
+
+export function deleteOneImageController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    const user = currentUser(res);
+    const result = await deleteMany(deps, user.userId, [String(req.params.image_id)]);
+    if (result.deleted.length === 0) throw new ServiceError('not_found', 'Image not found');
+    res.json(result);
+  };
+}
+
+export function usageController(deps: WebDeps) {
+  return async (_req: Request, res: Response) => {
+    const user = currentUser(res);
+    const usage = await readUsage(deps.catalog, user.userId);
+    const plan = planById(user.plan);
+    res.json({
+      storage_bytes: usage.storageBytes,
+      image_count: usage.imageCount,
+      derivative_count: usage.derivativeCount,
+      bandwidth_bytes: usage.bandwidthBytes,
+      transformations: usage.transformations,
+      period_start: `${currentPeriod()}-01T00:00:00.000Z`,
+      plan: plan.id,
+      limits: {
+        storage_bytes: plan.storage_bytes,
+        bandwidth_bytes_per_month: plan.bandwidth_bytes_per_month,
+        transformations_per_month: plan.transformations_per_month,
+        max_upload_bytes: Math.min(plan.max_upload_bytes, deps.config.maxUploadBytes),
+      },
+    });
+  };
+}

@@ -1,0 +1,116 @@
+// Set B image routes: GET /image/test, GET /image/{path}, GET /image/demo/{path}, GET /cdn/{image_id}.
+import type { Request, Response } from 'express';
+import type { Config } from '../../config.js';
+import { ServiceError } from '../../errors.js';
+import { formatFromExtension, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
+import { currentUser } from '../middleware/auth.js';
+import { sendStoredImage } from '../services/image-responder.js';
+import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import type { WebDeps } from '../web-deps.js';
+
+type SetBQuery = TransformRequest & { src?: string };
+
+export function imageTestController() {
+  return (_req: Request, res: Response) => {
+    const user = currentUser(res);
+    res.json({ valid: true, user_id: user.userId, plan: user.plan });
+  };
+}
+
+/** The vanity `{path}` may name the output format by its extension. */
+function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtension> {
+  const raw = (req.params as Record<string, string | string[] | undefined>).path;
+  const p = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
+  const m = /\.([A-Za-z0-9]+)$/.exec(p);
+  return m ? formatFromExtension(m[1]) : undefined;
+}
+
+async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: 'api' | 'public') {
+  const outcome = await ensureDerivative(deps, prepared, origin);
+  res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
+  await sendStoredImage(deps, req, res, outcome.key, {
+    ownerId: prepared.image.userId,
+    cacheControl: 'public, max-age=31536000, immutable',
+    varyAccept: prepared.dependsOnAccept,
+  });
+}
+
+function requireSrcRef(deps: WebDeps, src: string) {
+  const ref = parseBaseImageUrl(src, deps.config.cdnUrl);
+  if (!ref) {
+    throw new ServiceError('invalid_parameter', 'src must be the URL of an uploaded image', {
+      issues: [{ loc: ['query', 'src'], msg: `must be an image URL of this service (${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>)`, type: 'value_error' }],
+    });
+  }
+  return ref;
+}
+
+/** GET /image/{path}: the caller's own base image, transformed, as bytes. */
+export function imagePathController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    const user = currentUser(res);
+    const query = res.locals.query as SetBQuery & { src: string };
+    const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
+    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)));
+    await serveDerivative(deps, req, res, prepared, 'api');
+  };
+}
+
+export const DEMO_MAX_SIDE = 2000;
+
+export function demoAllowed(config: Config, req: Request): boolean {
+  const token = req.headers['x-demo-token'];
+  if (config.demoToken && typeof token === 'string' && token === config.demoToken) return true;
+  const origins = [req.headers.origin, req.headers.referer].filter((v): v is string => typeof v === 'string');
+  return origins.some((value) => {
+    try {
+      return config.demoOrigins.includes(new URL(value).origin);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** GET /image/demo/{path}: public demo, gated by token or origin, sources limited, output ≤ 2000 px. */
+export function imageDemoController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    if (!demoAllowed(deps.config, req)) throw new ServiceError('forbidden', 'Demo access requires a valid X-Demo-Token or an allowed Origin/Referer');
+    const query = res.locals.query as SetBQuery & { src: string };
+    if (!deps.config.demoSources.some((prefix) => query.src.startsWith(prefix.endsWith('/') ? prefix : prefix + '/'))) {
+      throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
+    }
+    const ref = requireSrcRef(deps, query.src);
+    const image = await deps.catalog.images.findOne({ userId: ref.userId, publicId: ref.publicId }).lean();
+    if (!image) throw new ServiceError('not_found', 'Image not found');
+    const capped = (plan: TransformPlan) => {
+      if (plan.width === undefined && plan.height === undefined) {
+        plan.width = DEMO_MAX_SIDE;
+        plan.height = DEMO_MAX_SIDE;
+        plan.fit = 'within';
+      }
+      if (plan.width !== undefined) plan.width = Math.min(plan.width, DEMO_MAX_SIDE);
+      if (plan.height !== undefined) plan.height = Math.min(plan.height, DEMO_MAX_SIDE);
+    };
+    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), capped);
+    await serveDerivative(deps, req, res, prepared, 'public');
+  };
+}
+
+/**
+ * GET /cdn/{image_id}: public by design (the spec declares no key). Existing derivatives are
+ * served freely; creating new ones is capped per image and rate-limited per IP.
+ */
+export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number) {
+  return async (req: Request, res: Response) => {
+    const image = await findImageById(deps, String(req.params.image_id));
+    const query = res.locals.query as SetBQuery;
+    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'));
+    if (!(await deps.storage.stat(prepared.key))) {
+      const created = await deps.catalog.derivatives.countDocuments({ imageId: image._id, origin: 'public' });
+      if (created >= maxPublicDerivatives) {
+        throw new ServiceError('forbidden', `This image already has ${created} public derivatives (limit ${maxPublicDerivatives}); use an existing size or an API key`);
+      }
+    }
+    await serveDerivative(deps, req, res, prepared, 'public');
+  };
+}
