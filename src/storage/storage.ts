@@ -9,6 +9,8 @@ export interface StoredObject {
   etag: string;
   updatedAt: Date;
   metadata: Record<string, string>;
+  /** Cache-Control stored with the object, when one was given at put time. */
+  cacheControl?: string;
 }
 
 export interface PutOptions {
@@ -66,6 +68,14 @@ export class InvalidStorageKeyError extends Error {
   }
 }
 
+/** A byte range that does not fit the object (start past the end, or end before start): HTTP 416. */
+export class StorageRangeError extends RangeError {
+  readonly code = 'STORAGE_RANGE_NOT_SATISFIABLE';
+  constructor(readonly key: string, readonly range: ByteRange, readonly size?: number) {
+    super(`Range ${range.start}-${range.end ?? ''} not satisfiable for ${key}${size === undefined ? '' : ` (${size} bytes)`}`);
+  }
+}
+
 /** Marks failures worth retrying (network, 5xx, timeouts) so job processors can back off. */
 export class StorageUnavailableError extends Error {
   readonly code = 'STORAGE_UNAVAILABLE';
@@ -86,6 +96,27 @@ export function assertSafeKey(key: string): void {
   if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new InvalidStorageKeyError(key, 'control character or backslash');
   for (const segment of key.split('/')) {
     if (segment === '' || segment === '.' || segment === '..') throw new InvalidStorageKeyError(key, `bad segment "${segment}"`);
+  }
+}
+
+/**
+ * List prefixes are free-form ('' lists everything, 'a/b' matches 'a/b/c' and 'a/bc'), but the
+ * part up to the last '/' must be a safe key so a prefix can never walk out of the store.
+ */
+export function assertSafePrefix(prefix: string): void {
+  if (typeof prefix !== 'string') throw new InvalidStorageKeyError(String(prefix), 'prefix must be a string');
+  if (prefix === '') return;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(prefix)) throw new InvalidStorageKeyError(prefix, 'control character or backslash');
+  const lastSlash = prefix.lastIndexOf('/');
+  if (lastSlash >= 0) assertSafeKey(prefix.slice(0, lastSlash));
+}
+
+/** Validates a byte range's shape (integers, start >= 0, end >= start); fit to the object is checked by drivers. */
+export function assertValidRange(key: string, range: ByteRange): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || start < 0 || (end !== undefined && (!Number.isSafeInteger(end) || end < start))) {
+    throw new StorageRangeError(key, range);
   }
 }
 

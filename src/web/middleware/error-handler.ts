@@ -1,7 +1,7 @@
 // The one place errors become responses. Never leaks stack traces; 5xx are logged with the request id.
 import type { NextFunction, Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
-import { StorageUnavailableError } from '../../storage/storage.js';
+import { InvalidStorageKeyError, StorageNotFoundError, StorageUnavailableError } from '../../storage/storage.js';
 import { currentSet } from './path-set.js';
 
 const SET_A_TYPES: Record<number, string> = { 401: 'unauthorized_error', 422: 'image_processing_error' };
@@ -12,6 +12,8 @@ export function toServiceError(err: unknown): ServiceError {
   // body-parser errors (invalid JSON, too large)
   if (e?.type === 'entity.too.large') return new ServiceError('too_large', 'Request body too large');
   if (e?.type === 'entity.parse.failed') return new ServiceError('bad_request', 'Request body is not valid JSON');
+  // A key the store refuses or does not have is, to a caller, simply not there.
+  if (err instanceof StorageNotFoundError || err instanceof InvalidStorageKeyError) return new ServiceError('not_found', 'Not found');
   if (err instanceof StorageUnavailableError) return new ServiceError('unavailable', 'Storage is unavailable; retry shortly', { retryAfterSeconds: 5 });
   if (isInfrastructureError(e)) return new ServiceError('unavailable', 'A backing service is unavailable; retry shortly', { retryAfterSeconds: 5 });
   return new ServiceError('internal', 'Internal server error');

@@ -1,0 +1,479 @@
+// Storage on the local filesystem: object `a/b.jpg` is the file `<root>/a/b.jpg`, so the root can
+// also be served as static files. Two hidden top-level folders belong to the driver and are never
+// listed: `.tmp/` (writes in progress) and `.meta/` (one JSON sidecar per object version).
+//
+// Writes are atomic: bytes go to a temp file in `.tmp/` (same filesystem), then rename(2) swaps it
+// in, so readers see the old or the new object, never a torn one. The sidecar is named after the
+// inode of the data file it describes (`.meta/a/b.jpg@<inode>.json`) and is renamed into place
+// BEFORE the data file. rename keeps the inode, so whichever data file wins a race of concurrent
+// puts always finds its own sidecar: content type, metadata and etag can never come from another
+// writer, without any cross-process lock.
+import { createHash, randomUUID } from 'node:crypto';
+import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import {
+  assertSafeKey,
+  assertSafePrefix,
+  assertValidRange,
+  InvalidStorageKeyError,
+  joinPublicUrl,
+  StorageNotFoundError,
+  StorageRangeError,
+  StorageUnavailableError,
+  type ByteRange,
+  type ListOptions,
+  type ListPage,
+  type PutOptions,
+  type Storage,
+  type StoredObject,
+} from './storage.js';
+
+export interface LocalStorageOptions {
+  rootDir: string;
+  publicBaseUrl: string;
+  /** fsync data and sidecar before renaming them into place (default true): survives a power cut. */
+  fsync?: boolean;
+}
+
+const TEMP_DIR = '.tmp';
+const META_DIR = '.meta';
+const RESERVED_TOP_LEVEL = new Set([TEMP_DIR, META_DIR]);
+const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+const DEFAULT_LIST_LIMIT = 1000;
+const MAX_LIST_LIMIT = 1000;
+/** Temp files older than this are leftovers of a crashed process. */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+/** Longest file name segment we append "@<inode>.json" to before hashing it (NAME_MAX is 255 bytes). */
+const MAX_PLAIN_SIDECAR_BASE_BYTES = 200;
+/** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request. */
+const TRANSIENT_FS_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EROFS', 'EACCES', 'EPERM']);
+
+interface Sidecar {
+  contentType: string;
+  metadata: Record<string, string>;
+  cacheControl?: string;
+  md5: string;
+  size: number;
+}
+
+interface WrittenFile {
+  size: number;
+  md5: string;
+  inode: bigint;
+  modifiedAt: Date;
+}
+
+export class LocalStorage implements Storage {
+  readonly driver = 'local';
+  private readonly root: string;
+  private readonly publicBaseUrl: string;
+  private readonly fsync: boolean;
+  private realRoot: Promise<string> | undefined;
+
+  constructor(options: LocalStorageOptions) {
+    this.root = path.resolve(options.rootDir);
+    this.publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
+    this.fsync = options.fsync ?? true;
+  }
+
+  async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
+    const target = await this.resolveInsideRoot(key);
+    const tempDir = path.join(this.root, TEMP_DIR);
+    await mkdir(tempDir, { recursive: true });
+    const tempName = randomUUID();
+    const tempData = path.join(tempDir, `${tempName}.data`);
+    const tempSidecar = path.join(tempDir, `${tempName}.meta`);
+    let placedSidecar: string | undefined;
+    let placedData = false;
+    try {
+      const written = await this.writeNewFile(tempData, body);
+      const sidecar: Sidecar = {
+        contentType: options.contentType ?? DEFAULT_CONTENT_TYPE,
+        metadata: { ...(options.metadata ?? {}) },
+        cacheControl: options.cacheControl,
+        md5: written.md5,
+        size: written.size,
+      };
+      await this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)));
+      placedSidecar = this.sidecarPath(key, written.inode);
+      await this.moveIntoPlace(key, tempSidecar, placedSidecar);
+
+      const replaced = await lstat(target, { bigint: true }).catch(() => undefined);
+      await this.moveIntoPlace(key, tempData, target);
+      placedData = true;
+      // The replaced version's sidecar is garbage now. (Under concurrent puts of one key a
+      // sidecar can be missed here; it is never read, since no live file has its inode.)
+      if (replaced?.isFile() && replaced.ino !== written.inode) {
+        await rm(this.sidecarPath(key, replaced.ino), { force: true });
+      }
+      return {
+        key,
+        size: written.size,
+        contentType: sidecar.contentType,
+        etag: written.md5,
+        updatedAt: written.modifiedAt,
+        metadata: sidecar.metadata,
+        ...(sidecar.cacheControl !== undefined ? { cacheControl: sidecar.cacheControl } : {}),
+      };
+    } catch (err) {
+      await rm(tempData, { force: true }).catch(() => undefined);
+      await rm(tempSidecar, { force: true }).catch(() => undefined);
+      if (placedSidecar && !placedData) await rm(placedSidecar, { force: true }).catch(() => undefined);
+      throw this.translateError(err, key);
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    if (range) assertValidRange(key, range);
+    const handle = await this.openForReading(key);
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw new StorageNotFoundError(key);
+      if (range && range.start >= info.size) throw new StorageRangeError(key, range, info.size);
+      if (info.size === 0) return handle.createReadStream({ autoClose: true });
+      const start = range?.start ?? 0;
+      const end = Math.min(range?.end ?? info.size - 1, info.size - 1);
+      // The stream reads the inode opened above: a concurrent overwrite cannot mix versions.
+      return handle.createReadStream({ start, end, autoClose: true });
+    } catch (err) {
+      await handle.close();
+      throw this.translateError(err, key);
+    }
+  }
+
+  async read(key: string): Promise<Buffer> {
+    const handle = await this.openForReading(key);
+    try {
+      if (!(await handle.stat()).isFile()) throw new StorageNotFoundError(key);
+      return await handle.readFile();
+    } catch (err) {
+      throw this.translateError(err, key);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async stat(key: string): Promise<StoredObject | null> {
+    const target = await this.resolveInsideRoot(key);
+    const info = await this.lstatObject(key, target);
+    return info ? this.describe(key, info) : null;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const target = await this.resolveInsideRoot(key);
+    const info = await this.lstatObject(key, target);
+    if (!info) return false;
+    try {
+      await unlink(target);
+    } catch (err) {
+      if (isFsError(err, 'ENOENT')) return false;
+      throw this.translateError(err, key);
+    }
+    const sidecar = this.sidecarPath(key, info.ino);
+    await rm(sidecar, { force: true });
+    await this.pruneEmptyFolders(path.dirname(target), this.root);
+    await this.pruneEmptyFolders(path.dirname(sidecar), path.join(this.root, META_DIR));
+    return true;
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    assertSafePrefix(prefix);
+    const limit = clampLimit(options.limit);
+    const cursor = options.cursor ?? '';
+    const realRoot = await this.ensureReady();
+
+    // Start the walk at the deepest folder the prefix names entirely ('a/b/c' → 'a/b').
+    const folderKey = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    if (folderKey && RESERVED_TOP_LEVEL.has(folderKey.split('/')[0])) return { items: [], nextCursor: null };
+    const startFolder = folderKey ? path.join(this.root, ...folderKey.split('/')) : this.root;
+    if (folderKey) {
+      const real = await realpath(startFolder).catch(() => undefined);
+      if (!real || !isInside(real, realRoot)) return { items: [], nextCursor: null };
+    }
+
+    const items: StoredObject[] = [];
+    let hasMore = false;
+    for await (const key of this.walkKeys(startFolder, folderKey ? `${folderKey}/` : '', prefix, cursor)) {
+      if (items.length === limit) {
+        hasMore = true;
+        break;
+      }
+      const info = await lstat(path.join(this.root, ...key.split('/')), { bigint: true }).catch(() => undefined);
+      if (info?.isFile()) items.push(await this.describe(key, info)); // vanished meanwhile: skip
+    }
+    return { items, nextCursor: hasMore && items.length > 0 ? items[items.length - 1].key : null };
+  }
+
+  publicUrl(key: string): string {
+    assertSafeKey(key);
+    return joinPublicUrl(this.publicBaseUrl, key);
+  }
+
+  async check(): Promise<void> {
+    try {
+      await this.ensureReady();
+      const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
+      await this.writeNewFile(probe, Buffer.from('ok'));
+      await rm(probe, { force: true });
+    } catch (err) {
+      throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** Creates the root and driver folders once, sweeps crash leftovers, and remembers the root's real path. */
+  private ensureReady(): Promise<string> {
+    if (!this.realRoot) {
+      this.realRoot = (async () => {
+        await mkdir(path.join(this.root, TEMP_DIR), { recursive: true });
+        await mkdir(path.join(this.root, META_DIR), { recursive: true });
+        await this.sweepStaleTempFiles();
+        return realpath(this.root);
+      })();
+      // A failed start (e.g. disk not mounted yet) is retried by the next call.
+      this.realRoot.catch(() => {
+        this.realRoot = undefined;
+      });
+    }
+    return this.realRoot;
+  }
+
+  /**
+   * Maps a key to its absolute path and refuses anything that would land outside the root:
+   * unsafe keys, the driver's own folders, and paths whose existing folders resolve through a
+   * symbolic link to somewhere else. (A link swapped in between this check and the file
+   * operation is not covered; the root is expected to be writable by Pictor only.)
+   */
+  private async resolveInsideRoot(key: string): Promise<string> {
+    assertSafeKey(key);
+    const segments = key.split('/');
+    if (RESERVED_TOP_LEVEL.has(segments[0])) throw new InvalidStorageKeyError(key, `"${segments[0]}" is reserved by the local driver`);
+    const target = path.join(this.root, ...segments);
+    if (!isInside(target, this.root)) throw new InvalidStorageKeyError(key, 'outside the storage root');
+    const realRoot = await this.ensureReady();
+    let folder = path.dirname(target);
+    for (;;) {
+      try {
+        const real = await realpath(folder);
+        if (!isInside(real, realRoot) && real !== realRoot) {
+          throw new InvalidStorageKeyError(key, 'resolves outside the storage root through a symbolic link');
+        }
+        return target;
+      } catch (err) {
+        if (err instanceof InvalidStorageKeyError) throw err;
+        // Not created yet: check the nearest existing ancestor instead.
+        if (isFsError(err, 'ENOENT') && folder !== this.root) {
+          folder = path.dirname(folder);
+          continue;
+        }
+        // ENOTDIR: a path component is a regular file, which cannot lead anywhere else.
+        if (isFsError(err, 'ENOTDIR')) return target;
+        throw this.translateError(err, key);
+      }
+    }
+  }
+
+  /** Opens the object's file without following a symbolic link in its last component. */
+  private async openForReading(key: string): Promise<FileHandle> {
+    const target = await this.resolveInsideRoot(key);
+    try {
+      return await open(target, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+    } catch (err) {
+      throw this.translateError(err, key);
+    }
+  }
+
+  /** lstat of the object's file; null when there is no regular file for the key. */
+  private async lstatObject(key: string, target: string): Promise<BigIntStats | null> {
+    let info: BigIntStats;
+    try {
+      info = await lstat(target, { bigint: true });
+    } catch (err) {
+      if (isFsError(err, 'ENOENT') || isFsError(err, 'ENOTDIR')) return null;
+      throw this.translateError(err, key);
+    }
+    if (info.isSymbolicLink()) throw new InvalidStorageKeyError(key, 'is a symbolic link');
+    return info.isFile() ? info : null;
+  }
+
+  private async describe(key: string, info: BigIntStats): Promise<StoredObject> {
+    const sidecar = await this.readSidecar(key, info.ino);
+    const size = Number(info.size);
+    const trusted = sidecar !== undefined && sidecar.size === size;
+    return {
+      key,
+      size,
+      contentType: sidecar?.contentType ?? DEFAULT_CONTENT_TYPE,
+      // Without a matching sidecar (file copied in by hand) the etag still changes with the bytes' version.
+      etag: trusted ? sidecar.md5 : createHash('sha1').update(`${info.ino}:${info.size}:${info.mtimeNs}`).digest('hex'),
+      updatedAt: new Date(Number(info.mtimeMs)),
+      metadata: sidecar?.metadata ?? {},
+      ...(sidecar?.cacheControl !== undefined ? { cacheControl: sidecar.cacheControl } : {}),
+    };
+  }
+
+  private async readSidecar(key: string, inode: bigint): Promise<Sidecar | undefined> {
+    try {
+      const parsed = JSON.parse(await readFile(this.sidecarPath(key, inode), 'utf8')) as Partial<Sidecar>;
+      if (typeof parsed.md5 !== 'string' || typeof parsed.size !== 'number') return undefined;
+      return {
+        contentType: typeof parsed.contentType === 'string' ? parsed.contentType : DEFAULT_CONTENT_TYPE,
+        metadata: parsed.metadata && typeof parsed.metadata === 'object' ? parsed.metadata : {},
+        cacheControl: typeof parsed.cacheControl === 'string' ? parsed.cacheControl : undefined,
+        md5: parsed.md5,
+        size: parsed.size,
+      };
+    } catch {
+      return undefined; // missing or unreadable: fall back to what the file itself tells
+    }
+  }
+
+  private sidecarPath(key: string, inode: bigint): string {
+    const segments = key.split('/');
+    const base = segments.pop()!;
+    const safeBase =
+      Buffer.byteLength(base) <= MAX_PLAIN_SIDECAR_BASE_BYTES ? base : `#${createHash('sha256').update(base).digest('hex')}`;
+    return path.join(this.root, META_DIR, ...segments, `${safeBase}@${inode}.json`);
+  }
+
+  /** Writes a new file (never an existing one) and returns what the sidecar and etag need. */
+  private async writeNewFile(file: string, body: Buffer | Readable): Promise<WrittenFile> {
+    const handle = await open(file, 'wx', 0o644);
+    try {
+      const md5 = createHash('md5');
+      let size = 0;
+      const chunks: AsyncIterable<unknown> | Iterable<unknown> = Buffer.isBuffer(body) ? [body] : body;
+      // Chunk by chunk: a large upload never sits in memory as a whole.
+      for await (const chunk of chunks) {
+        const bytes = toBuffer(chunk);
+        md5.update(bytes);
+        size += bytes.length;
+        let offset = 0;
+        while (offset < bytes.length) {
+          const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+          offset += bytesWritten;
+        }
+      }
+      if (this.fsync) await handle.sync();
+      const info = await handle.stat({ bigint: true });
+      return { size, md5: md5.digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** rename() into place, creating folders; retries when a concurrent delete pruned a folder meanwhile. */
+  private async moveIntoPlace(key: string, from: string, to: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await mkdir(path.dirname(to), { recursive: true });
+        await rename(from, to);
+        return;
+      } catch (err) {
+        if (isFsError(err, 'ENOENT') && attempt < 5) continue;
+        if (isFsError(err, 'EISDIR') || isFsError(err, 'ENOTDIR') || isFsError(err, 'EEXIST') || isFsError(err, 'ENOTEMPTY')) {
+          // Filesystems cannot hold both "a" and "a/b"; object stores can. Refuse rather than lose either.
+          throw new InvalidStorageKeyError(key, 'collides with an existing object or folder of the same name');
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Removes now-empty folders from `folder` up to (not including) `stopAt`. */
+  private async pruneEmptyFolders(folder: string, stopAt: string): Promise<void> {
+    while (folder !== stopAt && isInside(folder, stopAt)) {
+      try {
+        await rmdir(folder);
+      } catch {
+        return; // not empty (or already gone, or in use by a concurrent put): stop here
+      }
+      folder = path.dirname(folder);
+    }
+  }
+
+  /**
+   * Yields keys under `folder` in lexicographic (UTF-8 byte) order, lazily. Folders sort as
+   * "name/" so "a-b" comes before everything in "a/", exactly like the flat key order.
+   * Symbolic links, the driver's folders and subtrees that cannot match are skipped.
+   */
+  private async *walkKeys(folder: string, keyPrefix: string, prefix: string, cursor: string): AsyncGenerator<string> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch (err) {
+      if (isFsError(err, 'ENOENT') || isFsError(err, 'ENOTDIR')) return;
+      throw err;
+    }
+    const candidates = entries
+      .filter((entry) => entry.isFile() || entry.isDirectory())
+      .filter((entry) => !(keyPrefix === '' && RESERVED_TOP_LEVEL.has(entry.name)))
+      .map((entry) => {
+        const sortKey = `${keyPrefix}${entry.name}${entry.isDirectory() ? '/' : ''}`;
+        return { entry, sortKey, bytes: Buffer.from(sortKey) };
+      })
+      .sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+    for (const { entry, sortKey } of candidates) {
+      if (entry.isDirectory()) {
+        if (!sortKey.startsWith(prefix) && !prefix.startsWith(sortKey)) continue;
+        // Every key in this subtree sorts before the cursor: nothing to yield there.
+        if (cursor && compareUtf8(cursor, sortKey) >= 0 && !cursor.startsWith(sortKey)) continue;
+        yield* this.walkKeys(path.join(folder, entry.name), sortKey, prefix, cursor);
+      } else if (sortKey.startsWith(prefix) && (!cursor || compareUtf8(sortKey, cursor) > 0)) {
+        yield sortKey;
+      }
+    }
+  }
+
+  private async sweepStaleTempFiles(): Promise<void> {
+    const tempDir = path.join(this.root, TEMP_DIR);
+    const names = await readdir(tempDir).catch(() => [] as string[]);
+    const cutoff = Date.now() - STALE_TEMP_MS;
+    for (const name of names) {
+      const file = path.join(tempDir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && info.mtimeMs < cutoff) await rm(file, { force: true, recursive: true }).catch(() => undefined);
+    }
+  }
+
+  private translateError(err: unknown, key: string): unknown {
+    if (err instanceof InvalidStorageKeyError || err instanceof StorageNotFoundError) return err;
+    if (err instanceof StorageRangeError || err instanceof StorageUnavailableError) return err;
+    if (isFsError(err, 'ENOENT') || isFsError(err, 'ENOTDIR') || isFsError(err, 'EISDIR')) return new StorageNotFoundError(key);
+    if (isFsError(err, 'ELOOP')) return new InvalidStorageKeyError(key, 'is a symbolic link');
+    if (isFsError(err, 'ENAMETOOLONG')) return new InvalidStorageKeyError(key, 'a path segment is too long for the filesystem');
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code && TRANSIENT_FS_CODES.has(code)) {
+      return new StorageUnavailableError(`Local storage failed for ${key}: ${(err as Error).message}`, { cause: err });
+    }
+    return err;
+  }
+}
+
+function isFsError(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+function isInside(candidate: string, folder: string): boolean {
+  return candidate.startsWith(folder.endsWith(path.sep) ? folder : folder + path.sep);
+}
+
+function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+function toBuffer(chunk: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new TypeError('put() streams must yield Buffers, Uint8Arrays or strings');
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`list limit must be a positive integer, got ${limit}`);
+  return Math.min(limit, MAX_LIST_LIMIT);
+}
