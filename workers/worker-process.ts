@@ -49,6 +49,8 @@ export class WorkerProcess {
       const processor = processors[name];
       if (!processor) continue;
       const worker = new Worker(name, processor, {
+        // Recorded on every job it takes (job.processedBy): which process ran it.
+        name: `${os.hostname()}:${process.pid}`,
         connection: this.connection.duplicate(),
         prefix: REDIS_PREFIX,
         concurrency: config.workerConcurrency,

@@ -20,7 +20,8 @@ export const ACCEPTED_UPLOAD_MIME = ['image/jpeg', 'image/png', 'image/webp', 'i
 export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Promise<InspectedUpload> {
   let meta: Metadata;
   try {
-    meta = await sharp(bytes).metadata();
+    // Header only: no pixel limit here (sharp's default would misreport a huge bomb as corrupt).
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
     throw new ServiceError('unsupported_type', 'The file is corrupt or not an image (JPEG, PNG, WebP or AVIF expected)');
   }

@@ -30,8 +30,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-// ipaddr.js does the range classification. NOTE: it is currently present as a transitive
-// dependency of express (proxy-addr); it should be declared in package.json "dependencies".
+// ipaddr.js does the range classification.
 import ipaddr from 'ipaddr.js';
 
 export type SafeFetchErrorCode =

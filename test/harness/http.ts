@@ -13,7 +13,7 @@ export interface UploadArgs {
 export async function upload(baseUrl: string, args: UploadArgs): Promise<{ status: number; body: any; headers: Headers }> {
   const form = new FormData();
   for (const [k, v] of Object.entries(args.fields ?? {})) form.append(k, v);
-  form.append('file', new Blob([args.bytes], { type: args.mime ?? 'application/octet-stream' }), args.filename ?? 'photo.jpg');
+  form.append('file', new Blob([new Uint8Array(args.bytes)], { type: args.mime ?? 'application/octet-stream' }), args.filename ?? 'photo.jpg');
   const qs = args.query ? '?' + new URLSearchParams(args.query).toString() : '';
   const headers: Record<string, string> = {};
   if (args.key) headers[args.headerName ?? 'X-API-Key'] = args.key;

@@ -1,13 +1,12 @@
 // Streams a multipart upload straight into staging storage: the type is sniffed from the first
 // bytes, the size is counted while streaming, and the excess over the limit is never buffered.
 import busboy from 'busboy';
-import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Request } from 'express';
 import { ServiceError } from '../../errors.js';
-import { ACCEPTED_UPLOAD_MIME } from '../../imaging/inspect-upload.js';
 import type { Storage } from '../../storage/storage.js';
+import { SNIFF_BYTES, sniffImageType } from './sniff-image.js';
 
 export interface ReceivedUpload {
   uploadId: string;
@@ -18,7 +17,6 @@ export interface ReceivedUpload {
   fields: Record<string, string>;
 }
 
-const SNIFF_BYTES = 4100;
 const MAX_FIELD_BYTES = 2048;
 
 function formatBytes(n: number): string {
@@ -38,7 +36,8 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
   const stagingKey = `_staging/${uploadId}`;
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 25 } });
+    // defParamCharset: browsers and fetch send the file name as raw UTF-8 (busboy assumes latin1).
+    parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 25 } });
   } catch {
     throw new ServiceError('bad_request', 'Malformed multipart body');
   }
@@ -61,6 +60,9 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
       }
       filename = info.filename ?? '';
       const body = new PassThrough();
+      // Storage may not be reading yet when a refusal destroys `body`; its put() reports the
+      // error itself, so an 'error' event here must not become an uncaught exception.
+      body.on('error', () => undefined);
       let head: Buffer[] = [];
       let headBytes = 0;
       let sniffed = false;
@@ -68,11 +70,7 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
         sniffed = true;
         const first = Buffer.concat(head);
         head = [];
-        const kind = await fileTypeFromBuffer(first);
-        if (!kind || !(ACCEPTED_UPLOAD_MIME as readonly string[]).includes(kind.mime)) {
-          throw new ServiceError('unsupported_type', `Unsupported file type${kind ? ` (${kind.mime})` : ''}: JPEG, PNG, WebP or AVIF expected`);
-        }
-        detectedMime = kind.mime;
+        detectedMime = await sniffImageType(first);
         body.write(first);
       };
       stored = (async () => {

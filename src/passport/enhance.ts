@@ -1,0 +1,157 @@
+// Mild, documented photo corrections. Point operations only (one lookup table per channel) plus a
+// light unsharp mask at encode time: nothing moves, so the face is never reshaped.
+//
+//  - Levels: black/white points from the 0.5 / 99.5 percentiles of the person's luma, stretched
+//    only when they fall short of 0 / 255, and by at most LEVELS_MAX_BLACK / LEVELS_MAX_WHITE.
+//  - Exposure: a gamma curve that moves the mean face luma FACE_EXPOSURE_STRENGTH of the way into
+//    [FACE_LUMA_TARGET]; gamma limited to GAMMA_LIMITS.
+//  - White balance: grey-pixel gains. Near-neutral pixels (chroma < WB_MAX_CHROMA, not clipped) of
+//    the whole frame estimate the colour cast; gains move WB_STRENGTH of the way to neutral and are
+//    limited to +-WB_MAX_GAIN. Without enough neutral pixels (WB_MIN_SHARE) nothing is changed:
+//    grey-world on a portrait would tint skin (e.g. the orange suit in the corpus).
+//  - Sharpening: sharp's unsharp mask on L (SHARPEN); the flat background is unaffected.
+import { luma, type RawImage } from './image.js';
+
+export const ENHANCE = {
+  LEVELS_PERCENTILES: [0.005, 0.995] as const,
+  LEVELS_MAX_BLACK: 12,
+  LEVELS_MAX_WHITE: 20,
+  FACE_LUMA_TARGET: [110, 175] as const,
+  FACE_EXPOSURE_STRENGTH: 0.6,
+  GAMMA_LIMITS: [0.8, 1.25] as const,
+  WB_MAX_CHROMA: 18,
+  WB_MIN_SHARE: 0.04,
+  WB_STRENGTH: 0.6,
+  WB_MAX_GAIN: 0.06,
+  SHARPEN: { sigma: 0.8, m1: 0.4, m2: 1.2 },
+} as const;
+
+export interface EnhanceParams {
+  blackPoint: number;
+  whitePoint: number;
+  gamma: number;
+  gains: [number, number, number];
+  faceLumaBefore: number;
+  faceLumaAfter: number;
+  neutralShare: number;
+}
+
+export interface Region {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+function percentile(hist: Uint32Array, total: number, q: number): number {
+  const target = q * total;
+  let acc = 0;
+  for (let i = 0; i < 256; i++) {
+    acc += hist[i];
+    if (acc >= target) return i;
+  }
+  return 255;
+}
+
+function meanLuma(img: RawImage, region: Region): number {
+  let s = 0;
+  let n = 0;
+  const d = img.data;
+  for (let y = Math.max(0, region.y0); y < Math.min(img.height, region.y1); y++) {
+    for (let x = Math.max(0, region.x0); x < Math.min(img.width, region.x1); x++) {
+      const j = (y * img.width + x) * 3;
+      s += luma(d[j], d[j + 1], d[j + 2]);
+      n++;
+    }
+  }
+  return n ? s / n : 128;
+}
+
+/**
+ * Chooses the corrections. `weight` (0..1 per pixel, e.g. the person alpha) selects the pixels the
+ * levels are measured on; `face` is the inner face region (output pixels).
+ */
+export function planEnhancement(img: RawImage, weight: Float32Array | null, face: Region): EnhanceParams {
+  const d = img.data;
+  const n = img.width * img.height;
+  const hist = new Uint32Array(256);
+  let counted = 0;
+  let neutral = 0;
+  const sums = [0, 0, 0];
+  for (let i = 0, j = 0; i < n; i++, j += 3) {
+    const r = d[j];
+    const g = d[j + 1];
+    const b = d[j + 2];
+    if (!weight || weight[i] >= 0.5) {
+      hist[Math.round(luma(r, g, b))]++;
+      counted++;
+    }
+    const mx = Math.max(r, g, b);
+    const mn = Math.min(r, g, b);
+    if (mx - mn < ENHANCE.WB_MAX_CHROMA && mx < 250 && mn > 30) {
+      neutral++;
+      sums[0] += r;
+      sums[1] += g;
+      sums[2] += b;
+    }
+  }
+  let blackPoint = 0;
+  let whitePoint = 255;
+  if (counted > 100) {
+    const lo = percentile(hist, counted, ENHANCE.LEVELS_PERCENTILES[0]);
+    const hi = percentile(hist, counted, ENHANCE.LEVELS_PERCENTILES[1]);
+    blackPoint = Math.min(lo, ENHANCE.LEVELS_MAX_BLACK);
+    whitePoint = Math.max(hi, 255 - ENHANCE.LEVELS_MAX_WHITE);
+  }
+  const gains: [number, number, number] = [1, 1, 1];
+  const neutralShare = neutral / n;
+  if (neutralShare >= ENHANCE.WB_MIN_SHARE) {
+    const grey = (sums[0] + sums[1] + sums[2]) / 3;
+    for (let c = 0; c < 3; c++) {
+      const full = grey / Math.max(1, sums[c]);
+      const g = 1 + ENHANCE.WB_STRENGTH * (full - 1);
+      gains[c] = Math.min(1 + ENHANCE.WB_MAX_GAIN, Math.max(1 - ENHANCE.WB_MAX_GAIN, g));
+    }
+  }
+  const faceLumaBefore = meanLuma(img, face);
+  // Face luma after levels (gains change luma only slightly and are ignored here).
+  const leveled = Math.min(1, Math.max(1e-3, (faceLumaBefore - blackPoint) / (whitePoint - blackPoint)));
+  const [tLo, tHi] = ENHANCE.FACE_LUMA_TARGET;
+  const target255 = Math.min(tHi, Math.max(tLo, faceLumaBefore));
+  const goal = (faceLumaBefore + ENHANCE.FACE_EXPOSURE_STRENGTH * (target255 - faceLumaBefore)) / 255;
+  let gamma = Math.log(Math.min(0.999, Math.max(1e-3, goal))) / Math.log(leveled);
+  if (!Number.isFinite(gamma)) gamma = 1;
+  gamma = Math.min(ENHANCE.GAMMA_LIMITS[1], Math.max(ENHANCE.GAMMA_LIMITS[0], gamma));
+  const params: EnhanceParams = { blackPoint, whitePoint, gamma, gains, faceLumaBefore, faceLumaAfter: faceLumaBefore, neutralShare };
+  return params;
+}
+
+/** Per-channel lookup tables: white balance gain, then levels, then gamma. */
+export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint8Array] {
+  const luts: Uint8Array[] = [];
+  for (let c = 0; c < 3; c++) {
+    const lut = new Uint8Array(256);
+    for (let v = 0; v < 256; v++) {
+      const balanced = Math.min(255, v * p.gains[c]);
+      let x = (balanced - p.blackPoint) / (p.whitePoint - p.blackPoint);
+      x = x < 0 ? 0 : x > 1 ? 1 : x;
+      lut[v] = Math.round(255 * Math.pow(x, p.gamma));
+    }
+    luts.push(lut);
+  }
+  return luts as [Uint8Array, Uint8Array, Uint8Array];
+}
+
+export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region): RawImage {
+  const [lr, lg, lb] = enhancementLuts(p);
+  const out = new Uint8Array(img.data.length);
+  const d = img.data;
+  for (let j = 0; j < d.length; j += 3) {
+    out[j] = lr[d[j]];
+    out[j + 1] = lg[d[j + 1]];
+    out[j + 2] = lb[d[j + 2]];
+  }
+  const result: RawImage = { data: out, width: img.width, height: img.height, channels: 3 };
+  p.faceLumaAfter = meanLuma(result, face);
+  return result;
+}

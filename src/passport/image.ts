@@ -1,0 +1,332 @@
+// Raw-pixel helpers for the passport pipeline: decode, resampling warps, box filters.
+import sharp, { type Metadata, type Sharp } from 'sharp';
+import { PassportInputError } from './errors.js';
+
+/** Interleaved 8-bit pixels, row-major, no padding. */
+export interface RawImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: 1 | 3 | 4;
+}
+
+/** Largest accepted input (decoded pixels after EXIF orientation); sharp refuses larger inputs before decoding. */
+export const MAX_INPUT_PIXELS = 50_000_000;
+/** Detection runs on a copy whose long side is at most this (BlazeFace itself works at 128/192 px). */
+export const DETECTION_MAX_SIDE = 1280;
+
+export type Rgb = readonly [number, number, number];
+
+export interface DecodedInput {
+  image: RawImage; // 3 channels, sRGB, EXIF orientation applied, alpha flattened onto the background
+  format: string;
+  hadAlpha: boolean;
+  density: number | null;
+}
+
+/** Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are PassportInputErrors. */
+export async function decodeInput(input: Buffer, background: Rgb): Promise<DecodedInput> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).metadata();
+  } catch (e) {
+    throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
+  }
+  if (meta.width * meta.height > MAX_INPUT_PIXELS) {
+    throw new PassportInputError('image_too_large', `The image has ${meta.width * meta.height} pixels; the limit is ${MAX_INPUT_PIXELS}.`);
+  }
+  try {
+    const { data, info } = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+      .autoOrient()
+      .flatten({ background: { r: background[0], g: background[1], b: background[2] } })
+      .toColourspace('srgb')
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`unexpected ${info.channels} channels after conversion`);
+    return {
+      image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 },
+      format: meta.format,
+      hadAlpha: meta.hasAlpha,
+      density: meta.density ?? null,
+    };
+  } catch (e) {
+    if (e instanceof PassportInputError) throw e;
+    throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
+  }
+}
+
+/** RGBA copy with the long side at most maxSide (never enlarged), for the detector. */
+export async function toRgbaMaxSide(img: RawImage, maxSide: number): Promise<{ image: RawImage; scale: number }> {
+  const s = Math.min(1, maxSide / Math.max(img.width, img.height));
+  const w = Math.max(1, Math.round(img.width * s));
+  const h = Math.max(1, Math.round(img.height * s));
+  let pipeline = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
+  if (s < 1) pipeline = pipeline.resize(w, h, { kernel: 'lanczos3', fit: 'fill' });
+  const { data, info } = await pipeline.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return {
+    image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 4 },
+    scale: info.width / img.width,
+  };
+}
+
+/**
+ * An affine map from output pixel centres to source coordinates:
+ * source(u, v) = origin + (u + 0.5) * du + (v + 0.5) * dv, in continuous source pixel coordinates.
+ */
+export interface AffineMap {
+  ox: number;
+  oy: number;
+  dux: number;
+  duy: number;
+  dvx: number;
+  dvy: number;
+}
+
+function cubic(t: number): number {
+  // Catmull-Rom (a = -0.5)
+  const x = Math.abs(t);
+  if (x < 1) return 1.5 * x * x * x - 2.5 * x * x + 1;
+  if (x < 2) return -0.5 * x * x * x + 2.5 * x * x - 4 * x + 2;
+  return 0;
+}
+
+/**
+ * Bicubic warp of an RGB image. Output pixels whose centre falls outside the source get `fill`;
+ * `inside` (0/1 per output pixel) says which ones came from the source.
+ */
+export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
+  if (src.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
+  const out = new Uint8Array(width * height * 3);
+  const inside = new Uint8Array(width * height);
+  const { data: s, width: sw, height: sh } = src;
+  const wx = new Float64Array(4);
+  const wy = new Float64Array(4);
+  const xi = new Int32Array(4);
+  const yi = new Int32Array(4);
+  for (let v = 0; v < height; v++) {
+    for (let u = 0; u < width; u++) {
+      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
+      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+      const o = (v * width + u) * 3;
+      if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
+        out[o] = fill[0];
+        out[o + 1] = fill[1];
+        out[o + 2] = fill[2];
+        continue;
+      }
+      inside[v * width + u] = 1;
+      const fx = sx - 0.5;
+      const fy = sy - 0.5;
+      const x0 = Math.floor(fx);
+      const y0 = Math.floor(fy);
+      const tx = fx - x0;
+      const ty = fy - y0;
+      for (let k = 0; k < 4; k++) {
+        wx[k] = cubic(tx - (k - 1));
+        wy[k] = cubic(ty - (k - 1));
+        xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1));
+        yi[k] = Math.min(sh - 1, Math.max(0, y0 + k - 1));
+      }
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (let j = 0; j < 4; j++) {
+        const row = yi[j] * sw;
+        const wyj = wy[j];
+        for (let i = 0; i < 4; i++) {
+          const w = wx[i] * wyj;
+          const p = (row + xi[i]) * 3;
+          r += s[p] * w;
+          g += s[p + 1] * w;
+          b += s[p + 2] * w;
+        }
+      }
+      out[o] = r < 0 ? 0 : r > 255 ? 255 : Math.round(r);
+      out[o + 1] = g < 0 ? 0 : g > 255 ? 255 : Math.round(g);
+      out[o + 2] = b < 0 ? 0 : b > 255 ? 255 : Math.round(b);
+    }
+  }
+  return { image: { data: out, width, height, channels: 3 }, inside };
+}
+
+/** Bilinear warp of an RGB image to RGBA (alpha 255); outside the source: `fill`. */
+export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): RawImage {
+  if (src.channels !== 3) throw new Error('warpRgbaBilinear expects RGB');
+  const out = new Uint8Array(width * height * 4);
+  const { data: s, width: sw, height: sh } = src;
+  for (let v = 0; v < height; v++) {
+    for (let u = 0; u < width; u++) {
+      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
+      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+      const o = (v * width + u) * 4;
+      out[o + 3] = 255;
+      if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
+        out[o] = fill[0];
+        out[o + 1] = fill[1];
+        out[o + 2] = fill[2];
+        continue;
+      }
+      const fx = Math.min(sw - 1, Math.max(0, sx - 0.5));
+      const fy = Math.min(sh - 1, Math.max(0, sy - 0.5));
+      const x0 = Math.floor(fx);
+      const y0 = Math.floor(fy);
+      const x1 = Math.min(sw - 1, x0 + 1);
+      const y1 = Math.min(sh - 1, y0 + 1);
+      const tx = fx - x0;
+      const ty = fy - y0;
+      const p00 = (y0 * sw + x0) * 3;
+      const p10 = (y0 * sw + x1) * 3;
+      const p01 = (y1 * sw + x0) * 3;
+      const p11 = (y1 * sw + x1) * 3;
+      for (let c = 0; c < 3; c++) {
+        const top = s[p00 + c] + (s[p10 + c] - s[p00 + c]) * tx;
+        const bot = s[p01 + c] + (s[p11 + c] - s[p01 + c]) * tx;
+        out[o + c] = Math.round(top + (bot - top) * ty);
+      }
+    }
+  }
+  return { data: out, width, height, channels: 4 };
+}
+
+/** Bilinear resample of a float grid (edge values extend beyond it). */
+export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number): Float32Array {
+  const out = new Float32Array(width * height);
+  for (let v = 0; v < height; v++) {
+    for (let u = 0; u < width; u++) {
+      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
+      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+      const fx = Math.min(sw - 1, Math.max(0, sx - 0.5));
+      const fy = Math.min(sh - 1, Math.max(0, sy - 0.5));
+      const x0 = Math.floor(fx);
+      const y0 = Math.floor(fy);
+      const x1 = Math.min(sw - 1, x0 + 1);
+      const y1 = Math.min(sh - 1, y0 + 1);
+      const tx = fx - x0;
+      const ty = fy - y0;
+      const top = src[y0 * sw + x0] + (src[y0 * sw + x1] - src[y0 * sw + x0]) * tx;
+      const bot = src[y1 * sw + x0] + (src[y1 * sw + x1] - src[y1 * sw + x0]) * tx;
+      out[v * width + u] = top + (bot - top) * ty;
+    }
+  }
+  return out;
+}
+
+/**
+ * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
+ * pixels actually inside the window). O(n) running sums; both passes walk memory row by row.
+ */
+export function boxMean(src: Float32Array, width: number, height: number, r: number, out = new Float32Array(width * height)): Float32Array {
+  const tmp = new Float32Array(width * height);
+  const invW = new Float32Array(width);
+  for (let x = 0; x < width; x++) invW[x] = 1 / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let acc = 0;
+    for (let x = 0; x <= Math.min(r, width - 1); x++) acc += src[row + x];
+    for (let x = 0; x < width; x++) {
+      tmp[row + x] = acc * invW[x];
+      if (x + r + 1 < width) acc += src[row + x + r + 1];
+      if (x - r >= 0) acc -= src[row + x - r];
+    }
+  }
+  const col = new Float64Array(width);
+  for (let y = 0; y <= Math.min(r, height - 1); y++) {
+    const row = y * width;
+    for (let x = 0; x < width; x++) col[x] += tmp[row + x];
+  }
+  for (let y = 0; y < height; y++) {
+    const inv = 1 / (Math.min(height - 1, y + r) - Math.max(0, y - r) + 1);
+    const row = y * width;
+    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
+    const add = y + r + 1;
+    if (add < height) {
+      const ar = add * width;
+      for (let x = 0; x < width; x++) col[x] += tmp[ar + x];
+    }
+    const sub = y - r;
+    if (sub >= 0) {
+      const sr = sub * width;
+      for (let x = 0; x < width; x++) col[x] -= tmp[sr + x];
+    }
+  }
+  return out;
+}
+
+/** 2x2 mean downsample of a float plane (odd edges average what exists). */
+export function downsample2(src: Float32Array, width: number, height: number): { data: Float32Array; width: number; height: number } {
+  const w2 = Math.ceil(width / 2);
+  const h2 = Math.ceil(height / 2);
+  const out = new Float32Array(w2 * h2);
+  for (let y = 0; y < h2; y++) {
+    const y0 = 2 * y;
+    const y1 = Math.min(height - 1, y0 + 1);
+    for (let x = 0; x < w2; x++) {
+      const x0 = 2 * x;
+      const x1 = Math.min(width - 1, x0 + 1);
+      out[y * w2 + x] = 0.25 * (src[y0 * width + x0] + src[y0 * width + x1] + src[y1 * width + x0] + src[y1 * width + x1]);
+    }
+  }
+  return { data: out, width: w2, height: h2 };
+}
+
+/** Bilinear upsample by 2 (inverse of downsample2's pixel grid) to width x height. */
+export function upsample2(src: Float32Array, w2: number, h2: number, width: number, height: number): Float32Array {
+  return warpFloatBilinear(src, w2, h2, { ox: 0, oy: 0, dux: 0.5, duy: 0, dvx: 0, dvy: 0.5 }, width, height);
+}
+
+/** Rec. 709 luma of sRGB-encoded values, 0..255. */
+export function luma(r: number, g: number, b: number): number {
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+export function rawToSharp(img: RawImage): Sharp {
+  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
+}
+
+/**
+ * Renders `map` over `src`. When the map shrinks by more than 1.25x, the needed part of the source
+ * is first reduced with sharp (lanczos3) so the warp samples at about 1:1 (no aliasing).
+ */
+export async function renderWarp<T>(
+  src: RawImage,
+  map: AffineMap,
+  width: number,
+  height: number,
+  warp: (img: RawImage, m: AffineMap) => T,
+): Promise<T> {
+  const step = Math.hypot(map.dux, map.duy);
+  if (step <= 1.25) return warp(src, map);
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const [u, v] of [[0, 0], [width, 0], [0, height], [width, height]]) {
+    xs.push(map.ox + u * map.dux + v * map.dvx);
+    ys.push(map.oy + u * map.duy + v * map.dvy);
+  }
+  const pad = 3 * step;
+  const left = Math.max(0, Math.floor(Math.min(...xs) - pad));
+  const top = Math.max(0, Math.floor(Math.min(...ys) - pad));
+  const right = Math.min(src.width, Math.ceil(Math.max(...xs) + pad));
+  const bottom = Math.min(src.height, Math.ceil(Math.max(...ys) + pad));
+  if (right - left < 2 || bottom - top < 2) return warp(src, map);
+  const rw = Math.max(2, Math.round((right - left) / step));
+  const rh = Math.max(2, Math.round((bottom - top) / step));
+  const data = await sharp(src.data, { raw: { width: src.width, height: src.height, channels: src.channels } })
+    .extract({ left, top, width: right - left, height: bottom - top })
+    .resize(rw, rh, { fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer();
+  const small: RawImage = { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: rw, height: rh, channels: src.channels };
+  const sx = rw / (right - left);
+  const sy = rh / (bottom - top);
+  // The reduced crop covers bounds ∩ image, so "outside it" still means "outside the source image".
+  const m: AffineMap = {
+    ox: (map.ox - left) * sx,
+    oy: (map.oy - top) * sy,
+    dux: map.dux * sx,
+    duy: map.duy * sy,
+    dvx: map.dvx * sx,
+    dvy: map.dvy * sy,
+  };
+  return warp(small, m);
+}

@@ -1,0 +1,495 @@
+// The passport-photo pipeline: decode -> detect -> level -> crown/chin -> spec-exact crop ->
+// background replacement -> mild enhancement -> JPEG within the kB limits -> compliance report
+// (-> optional print sheet). Pure library: no HTTP, no queue. Models load once per process.
+import sharp from 'sharp';
+import { compositeOnBackground, estimateForeground, fillOutside, refineMask } from './background.js';
+import { buildWarnings, runComplianceChecks, type ComplianceCheck } from './compliance.js';
+import { applyEnhancement, ENHANCE, planEnhancement, type EnhanceParams, type Region } from './enhance.js';
+import { PassportInputError } from './errors.js';
+import { detectFaces, refineFace, type DetectedFace, type DetectorModel } from './face-detector.js';
+import {
+  affineFromFrame,
+  CHIN_BOX_RATIO,
+  CROWN_MAX_RATIO,
+  crownFromMask,
+  faceInFrame,
+  keypointsFromBox,
+  makeFaceFrame,
+  outsideShare,
+  planCrop,
+  rollDegrees,
+  type Box,
+  type CropPlan,
+  type FaceKeypoints,
+  type FrameMask,
+} from './geometry.js';
+import {
+  decodeInput,
+  DETECTION_MAX_SIDE,
+  toRgbaMaxSide,
+  warpFloatBilinear,
+  warpRgbaBilinear,
+  renderWarp,
+  warpRgbBicubic,
+  type RawImage,
+  type Rgb,
+} from './image.js';
+import { segmentPerson } from './segmenter.js';
+import { makePrintSheet } from './print-sheet.js';
+import { isPassportCountry, PASSPORT_COUNTRIES, PASSPORT_SPECS, type PassportCountry, type PassportSpec } from './specs.js';
+
+/** Face box in normalized image coordinates (0..1), top-left corner and size. */
+export interface NormalizedBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface PassportOptions {
+  country: PassportCountry;
+  /** Replace the background with the spec colour (default true). */
+  removeBackground?: boolean;
+  /** Mild exposure / white-balance / sharpening corrections (default true). */
+  enhance?: boolean;
+  /** Also produce a 4 x 6 in print sheet (default false). */
+  includePrintSheet?: boolean;
+  /** Manual face box (normalized): replaces detection. */
+  faceBox?: NormalizedBox | null;
+}
+
+export interface PassportResult {
+  country: PassportCountry;
+  spec: PassportSpec;
+  photo: { buffer: Buffer; width: number; height: number; bytes: number; dpi: number; format: 'jpeg'; quality: number };
+  printSheet: { buffer: Buffer; width: number; height: number; copies: number; dpi: number } | null;
+  face: {
+    /** Normalized to the (EXIF-oriented) input image. */
+    box: NormalizedBox;
+    /** Detector score; null for a manual box without a matching detection. */
+    confidence: number | null;
+    keypoints: Record<keyof FaceKeypoints, { x: number; y: number }>;
+    detector: DetectorModel | 'manual';
+  };
+  measurements: PassportMeasurements;
+  checks: ComplianceCheck[];
+  warnings: string[];
+  /** Milliseconds per stage. */
+  timings: Record<string, number>;
+}
+
+export interface PassportMeasurements {
+  /** Chin to crown over photo height, measured on the output. */
+  head_height_ratio: number;
+  /** Eye line above the bottom edge over photo height, measured on the output. */
+  eye_line_ratio: number;
+  head_height_px: number;
+  eye_line_px: number;
+  crown_y: number;
+  chin_y: number;
+  eye_y: number;
+  face_center_x: number;
+  horizontal_offset_ratio: number;
+  /** Eye-line tilt in the input, the rotation applied, and the tilt left on the output (degrees). */
+  input_roll_degrees: number;
+  rotation_applied_degrees: number;
+  output_roll_degrees: number;
+  /** Output pixels per source pixel. */
+  scale: number;
+  source_px_per_output_px: number;
+  crown_source: 'mask' | 'fallback';
+  /** 'output': detector re-run on the produced photo; 'plan': it did not find exactly one face there. */
+  measured_on: 'output' | 'plan';
+  planned_head_height_ratio: number;
+  planned_eye_line_ratio: number;
+  outside_fill_share: number;
+  input_width: number;
+  input_height: number;
+  enhancement: EnhanceParams | null;
+}
+
+/** Faces at least this share of the largest face's height count as "another person". */
+export const SIGNIFICANT_FACE_RATIO = 0.5;
+/** Refuse when the head must be enlarged more than this to reach the spec's head height. */
+export const MAX_UPSCALE = 3.2;
+/** Long side of the region rendered for the segmenter (the model itself runs at 256 px). */
+export const SEGMENTATION_MAX_SIDE = 384;
+/** Segmentation region around the face, in face-box heights. */
+const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
+/** JPEG qualities tried in order until the file fits the spec's kB limit. */
+export const JPEG_QUALITY_STEPS = [95, 92, 90, 87, 84, 80, 76, 72, 68, 64, 60, 55, 50, 45, 40] as const;
+
+function validateFaceBox(b: unknown): NormalizedBox {
+  const fields = ['x', 'y', 'width', 'height'] as const;
+  if (typeof b !== 'object' || b === null) throw new PassportInputError('invalid_face_box', 'The face box must be an object with x, y, width and height.');
+  const rec = b as Record<string, unknown>;
+  const missing = fields.filter((f) => rec[f] === undefined || rec[f] === null);
+  if (missing.length) {
+    throw new PassportInputError('invalid_face_box', `Partial face box: ${missing.join(', ')} missing. Give all of face_x, face_y, face_width and face_height, or none.`, { missing });
+  }
+  const v = Object.fromEntries(fields.map((f) => [f, Number(rec[f])])) as unknown as NormalizedBox;
+  for (const f of fields) {
+    if (!Number.isFinite(v[f]) || v[f] < 0 || v[f] > 1) {
+      throw new PassportInputError('invalid_face_box', `Face box ${f} must be a number between 0 and 1 (normalized), got ${String(rec[f])}.`);
+    }
+  }
+  if (v.width <= 0 || v.height <= 0) throw new PassportInputError('invalid_face_box', 'Face box width and height must be greater than 0.');
+  const eps = 1e-6;
+  if (v.x + v.width > 1 + eps || v.y + v.height > 1 + eps) {
+    throw new PassportInputError('invalid_face_box', 'The face box extends beyond the image (x + width and y + height must be at most 1).');
+  }
+  return v;
+}
+
+/**
+ * Face box from the HTTP fields face_x/face_y/face_width/face_height: null when none is given,
+ * a PassportInputError when only some are given or any is out of range.
+ */
+export function faceBoxFromFields(fields: { face_x?: unknown; face_y?: unknown; face_width?: unknown; face_height?: unknown }): NormalizedBox | null {
+  const vals = [fields.face_x, fields.face_y, fields.face_width, fields.face_height];
+  const given = vals.filter((v) => v !== undefined && v !== null && v !== '');
+  if (given.length === 0) return null;
+  const num = (v: unknown): unknown => (v === undefined || v === null || v === '' ? undefined : typeof v === 'string' ? Number(v) : v);
+  return validateFaceBox({ x: num(fields.face_x), y: num(fields.face_y), width: num(fields.face_width), height: num(fields.face_height) });
+}
+
+class Timer {
+  readonly timings: Record<string, number> = {};
+  private last = performance.now();
+  private readonly start = this.last;
+  lap(name: string): void {
+    const now = performance.now();
+    this.timings[name] = (this.timings[name] ?? 0) + Math.round((now - this.last) * 10) / 10;
+    this.last = now;
+  }
+  total(): void {
+    this.timings.total = Math.round((performance.now() - this.start) * 10) / 10;
+  }
+}
+
+function normalizedBox(b: Box, w: number, h: number): NormalizedBox {
+  return { x: b.x / w, y: b.y / h, width: b.width / w, height: b.height / h };
+}
+
+function normalizedKeypoints(k: FaceKeypoints, w: number, h: number): Record<keyof FaceKeypoints, { x: number; y: number }> {
+  const out = {} as Record<keyof FaceKeypoints, { x: number; y: number }>;
+  for (const name of Object.keys(k) as Array<keyof FaceKeypoints>) out[name] = { x: k[name].x / w, y: k[name].y / h };
+  return out;
+}
+
+function scaleFace(f: DetectedFace, s: number): DetectedFace {
+  const p = (q: { x: number; y: number }) => ({ x: q.x / s, y: q.y / s });
+  const k = f.keypoints;
+  return {
+    ...f,
+    box: { x: f.box.x / s, y: f.box.y / s, width: f.box.width / s, height: f.box.height / s },
+    keypoints: {
+      rightEye: p(k.rightEye), leftEye: p(k.leftEye), noseTip: p(k.noseTip),
+      mouth: p(k.mouth), rightEar: p(k.rightEar), leftEar: p(k.leftEar),
+    },
+  };
+}
+
+interface ChosenFace {
+  box: Box;
+  keypoints: FaceKeypoints;
+  confidence: number | null;
+  detector: DetectorModel | 'manual';
+  hasKeypoints: boolean;
+  inputFaceCount: number | 'manual';
+  ignoredSmallFaces: number;
+  manualBox: Box | null;
+}
+
+async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorModel, manual: NormalizedBox | null): Promise<ChosenFace> {
+  if (manual) {
+    const box: Box = { x: manual.x * src.width, y: manual.y * src.height, width: manual.width * src.width, height: manual.height * src.height };
+    // The manual box selects the face: when the detector finds one on a crop around it (centre
+    // inside the box), its refined geometry is used; otherwise the box with estimated keypoints.
+    const seed: DetectedFace = { box, keypoints: keypointsFromBox(box), confidence: 0, model: 'short' };
+    const { face, refined } = await refineFace(src, seed);
+    const cx = face.box.x + face.box.width / 2;
+    const cy = face.box.y + face.box.height / 2;
+    const inside = refined && cx >= box.x && cx <= box.x + box.width && cy >= box.y && cy <= box.y + box.height;
+    return {
+      box: inside ? face.box : box,
+      keypoints: inside ? face.keypoints : seed.keypoints,
+      confidence: inside ? face.confidence : null,
+      detector: 'manual',
+      hasKeypoints: inside,
+      inputFaceCount: 'manual',
+      ignoredSmallFaces: 0,
+      manualBox: box,
+    };
+  }
+  if (faces.length === 0) {
+    throw new PassportInputError('no_face', 'No face was found in the image. Use a photo that shows one face, looking at the camera, or give the face box.');
+  }
+  const largest = faces[0].box.height;
+  const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * largest);
+  if (significant.length > 1) {
+    throw new PassportInputError(
+      'multiple_faces',
+      `Several faces (${significant.length}) were found in the image; a passport photo must show exactly one person. Crop the photo or give the face box.`,
+      { faces: significant.length },
+    );
+  }
+  const { face } = await refineFace(src, faces[0]);
+  return {
+    box: face.box,
+    keypoints: face.keypoints,
+    confidence: faces[0].confidence,
+    detector: model,
+    hasKeypoints: true,
+    inputFaceCount: 1,
+    ignoredSmallFaces: faces.length - 1,
+    manualBox: null,
+  };
+}
+
+async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharpen: boolean): Promise<{ buffer: Buffer; quality: number }> {
+  let base = sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } });
+  if (sharpen) base = base.sharpen(ENHANCE.SHARPEN);
+  const pixels = await base.raw().toBuffer();
+  const maxBytes = spec.fileSizeKb.max * 1000;
+  let last: { buffer: Buffer; quality: number } | null = null;
+  for (const quality of JPEG_QUALITY_STEPS) {
+    const buffer = await sharp(pixels, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .jpeg({ quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' })
+      .withIccProfile('srgb')
+      .withDensity(spec.dpi)
+      .toBuffer();
+    last = { buffer, quality };
+    if (buffer.length <= maxBytes) return last;
+  }
+  return last as { buffer: Buffer; quality: number }; // reported by the file_size check
+}
+
+function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw: number, bh: number): Region {
+  const k = plan.scale;
+  const x0 = (centerA - 0.3 * bw - plan.a0) * k;
+  const x1 = (centerA + 0.3 * bw - plan.a0) * k;
+  const y0 = (boxTopB + 0.15 * bh - plan.b0) * k;
+  const y1 = (boxTopB + 0.85 * bh - plan.b0) * k;
+  return { x0: Math.round(x0), y0: Math.round(y0), x1: Math.round(x1), y1: Math.round(y1) };
+}
+
+export async function processPassportPhoto(input: Buffer, options: PassportOptions): Promise<PassportResult> {
+  const timer = new Timer();
+  if (!isPassportCountry(options.country)) {
+    throw new PassportInputError('invalid_country', `Unknown country "${String(options.country)}"; allowed: ${PASSPORT_COUNTRIES.join(', ')}.`, {
+      allowed: [...PASSPORT_COUNTRIES],
+    });
+  }
+  const spec = PASSPORT_SPECS[options.country];
+  const removeBackground = options.removeBackground ?? true;
+  const enhance = options.enhance ?? true;
+  const manualBox = options.faceBox === undefined || options.faceBox === null ? null : validateFaceBox(options.faceBox);
+  const bg: Rgb = spec.background.rgb;
+
+  // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background)
+  const decoded = await decodeInput(input, bg);
+  const src = decoded.image;
+  timer.lap('decode');
+
+  // 2. detect on a <= 1280 px copy
+  const det = await toRgbaMaxSide(src, DETECTION_MAX_SIDE);
+  const { faces: detFaces, model } = await detectFaces(det.image);
+  const faces = detFaces.map((f) => scaleFace(f, det.scale));
+  const chosen = await chooseFace(src, faces, model, manualBox);
+  timer.lap('detect');
+
+  // 3. level the head: roll from the eyes (not for a bare manual box)
+  const inputRoll = chosen.hasKeypoints ? rollDegrees(chosen.keypoints) : 0;
+  const frame = makeFaceFrame(chosen.keypoints, chosen.hasKeypoints);
+  const face = faceInFrame(frame, chosen);
+  const targetHeadPx = ((spec.headHeightRatio[0] + spec.headHeightRatio[1]) / 2) * spec.digital.height;
+  // Early size check before segmenting, with the largest plausible head (crown CROWN_MAX_RATIO box
+  // heights above the box): if even that needs too much enlargement, stop here.
+  const largestHead = (CROWN_MAX_RATIO + CHIN_BOX_RATIO) * face.boxHeight;
+  if (targetHeadPx / largestHead > MAX_UPSCALE) throw tooSmall(spec, largestHead, targetHeadPx);
+
+  // 4. crown from the person mask within the face's column band
+  const bh = face.boxHeight;
+  const ra0 = face.centerA - SEG_REGION.side * bh;
+  const rb0 = face.boxTopB - SEG_REGION.above * bh;
+  const regionW = 2 * SEG_REGION.side * bh;
+  const regionH = face.chinB + SEG_REGION.belowChin * bh - rb0;
+  const step = Math.max(regionW, regionH) / SEGMENTATION_MAX_SIDE;
+  const rw = Math.max(16, Math.round(regionW / step));
+  const rh = Math.max(16, Math.round(regionH / step));
+  const regionMap = affineFromFrame(frame, ra0, rb0, step);
+  const regionImg = await renderWarp(src, regionMap, rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, bg));
+  timer.lap('geometry');
+  const prob = await segmentPerson(regionImg);
+  timer.lap('segment');
+  const frameMask: FrameMask = { data: prob, width: rw, height: rh, a0: ra0, b0: rb0, step };
+  const crown = crownFromMask(face, frameMask);
+
+  // 5. crop plan
+  const plan = planCrop(spec, frame, face, crown.crownB);
+  const headSrc = face.chinB - crown.crownB;
+  if (plan.scale > MAX_UPSCALE) throw tooSmall(spec, headSrc, targetHeadPx);
+  timer.lap('geometry');
+
+  // render the output (one bicubic resampling from the source; beyond the image: background)
+  const W = spec.digital.width;
+  const H = spec.digital.height;
+  const outMap = affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale);
+  const rendered = await renderWarp(src, outMap, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
+  const probOut = warpFloatBilinear(prob, rw, rh, {
+    ox: (plan.a0 - ra0) / step,
+    oy: (plan.b0 - rb0) / step,
+    dux: 1 / (plan.scale * step),
+    duy: 0,
+    dvx: 0,
+    dvy: 1 / (plan.scale * step),
+  }, W, H);
+  for (let i = 0; i < probOut.length; i++) if (!rendered.inside[i]) probOut[i] = 0;
+  timer.lap('render');
+
+  // 6. background
+  let alpha: Float32Array | null = null;
+  let fg: RawImage = rendered.image;
+  if (removeBackground) {
+    alpha = refineMask(rendered.image, probOut, rendered.inside);
+    fg = estimateForeground(rendered.image, alpha);
+  }
+  timer.lap('background');
+
+  // 7. enhancement (measured on the rendered photo, applied to the foreground colours)
+  const faceRegion = faceRegionOnOutput(plan, face.centerA, face.boxTopB, face.boxWidth, face.boxHeight);
+  let enhanceParams: EnhanceParams | null = null;
+  if (enhance) {
+    enhanceParams = planEnhancement(rendered.image, alpha ?? probOut, faceRegion);
+    fg = applyEnhancement(fg, enhanceParams, faceRegion);
+  }
+  const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
+  timer.lap('enhance');
+
+  // 8. JPEG within the kB limit, DPI and sRGB profile written
+  const { buffer, quality } = await encodeWithinLimit(finalImg, spec, enhance);
+  timer.lap('encode');
+
+  // 10. compliance: re-detect on the decoded output
+  const { data: outRgba } = await sharp(buffer).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const outImage: RawImage = { data: new Uint8Array(outRgba.buffer, outRgba.byteOffset, outRgba.length), width: W, height: H, channels: 4 };
+  const outDet = await detectFaces(outImage);
+  const decodedOut = await sharp(buffer).removeAlpha().raw().toBuffer();
+  const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
+  let measuredOn: 'output' | 'plan' = 'plan';
+  let eyeY = plan.eyeY;
+  let chinY = plan.chinY;
+  let faceCenterX = plan.faceCenterX;
+  let outRoll = inputRoll - frame.angleDeg;
+  let complianceRegion = faceRegion;
+  const outSignificant = outDet.faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (outDet.faces[0]?.box.height ?? 0));
+  if (outSignificant.length === 1) {
+    const { face: of } = await refineFace(outImage, outSignificant[0]);
+    const oframe = makeFaceFrame(of.keypoints, false);
+    const oface = faceInFrame(oframe, of);
+    measuredOn = 'output';
+    eyeY = oframe.origin.y;
+    chinY = oframe.origin.y + oface.chinB;
+    faceCenterX = of.box.x + of.box.width / 2;
+    outRoll = rollDegrees(of.keypoints);
+    complianceRegion = {
+      x0: Math.round(of.box.x + 0.2 * of.box.width),
+      x1: Math.round(of.box.x + 0.8 * of.box.width),
+      y0: Math.round(of.box.y + 0.15 * of.box.height),
+      y1: Math.round(of.box.y + 0.85 * of.box.height),
+    };
+  }
+  const headHeightRatio = (chinY - plan.crownY) / H;
+  const eyeLineRatio = 1 - eyeY / H;
+  const sourcePxPerOutputPx = 1 / plan.scale;
+  const checks = runComplianceChecks({
+    spec,
+    photo: outRgb,
+    bytes: buffer.length,
+    personProb: alpha ?? probOut,
+    backgroundReplaced: removeBackground,
+    enhanced: enhance,
+    inputFaceCount: chosen.inputFaceCount,
+    headHeightRatio,
+    eyeLineRatio,
+    faceCenterX,
+    rollDeg: outRoll,
+    faceRegion: complianceRegion,
+    sourcePxPerOutputPx,
+  });
+  const outside = outsideShare(plan, src.width, src.height);
+  const warnings = buildWarnings({
+    spec,
+    backgroundReplaced: removeBackground,
+    enhanced: enhance,
+    ignoredSmallFaces: chosen.ignoredSmallFaces,
+    detector: chosen.detector,
+    manualWithoutKeypoints: chosen.detector === 'manual' && !chosen.hasKeypoints,
+    crownSource: crown.source,
+    outsideShare: outside,
+    checks,
+  });
+  timer.lap('compliance');
+
+  // 9. print sheet
+  let printSheet: PassportResult['printSheet'] = null;
+  if (options.includePrintSheet) {
+    const sheet = await makePrintSheet(outRgb, spec);
+    printSheet = { buffer: sheet.buffer, width: sheet.width, height: sheet.height, copies: sheet.copies, dpi: sheet.dpi };
+    timer.lap('print_sheet');
+  }
+  timer.total();
+
+  const r3 = (v: number): number => Math.round(v * 1000) / 1000;
+  const r1 = (v: number): number => Math.round(v * 10) / 10;
+  return {
+    country: spec.country,
+    spec,
+    photo: { buffer, width: W, height: H, bytes: buffer.length, dpi: spec.dpi, format: 'jpeg', quality },
+    printSheet,
+    face: {
+      box: normalizedBox(chosen.manualBox ?? chosen.box, src.width, src.height),
+      confidence: chosen.confidence,
+      keypoints: normalizedKeypoints(chosen.keypoints, src.width, src.height),
+      detector: chosen.detector,
+    },
+    measurements: {
+      head_height_ratio: r3(headHeightRatio),
+      eye_line_ratio: r3(eyeLineRatio),
+      head_height_px: r1(chinY - plan.crownY),
+      eye_line_px: r1(H - eyeY),
+      crown_y: r1(plan.crownY),
+      chin_y: r1(chinY),
+      eye_y: r1(eyeY),
+      face_center_x: r1(faceCenterX),
+      horizontal_offset_ratio: r3(faceCenterX / W - 0.5),
+      input_roll_degrees: Math.round(inputRoll * 100) / 100,
+      rotation_applied_degrees: Math.round(frame.angleDeg * 100) / 100,
+      output_roll_degrees: Math.round(outRoll * 100) / 100,
+      scale: r3(plan.scale),
+      source_px_per_output_px: r3(sourcePxPerOutputPx),
+      crown_source: crown.source,
+      measured_on: measuredOn,
+      planned_head_height_ratio: r3(plan.headHeightRatio),
+      planned_eye_line_ratio: r3(plan.eyeLineRatio),
+      outside_fill_share: r3(outside),
+      input_width: src.width,
+      input_height: src.height,
+      enhancement: enhanceParams,
+    },
+    checks,
+    warnings,
+    timings: timer.timings,
+  };
+}
+
+function tooSmall(spec: PassportSpec, headSrcPx: number, targetHeadPx: number): PassportInputError {
+  const needed = Math.ceil(targetHeadPx / MAX_UPSCALE);
+  return new PassportInputError(
+    'face_too_small',
+    `The face is too small for a ${spec.digital.width}x${spec.digital.height} px ${spec.country} photo: the head is about ` +
+      `${Math.round(headSrcPx)} px tall in the image and at least ${needed} px are needed (chin to top of hair). Use a larger or closer photo.`,
+    { headPx: Math.round(headSrcPx), neededPx: needed },
+  );
+}

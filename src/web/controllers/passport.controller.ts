@@ -1,0 +1,152 @@
+// Passport routes: GET /passport-photo/specs, GET (from a URL) and POST (upload) /passport-photo/demo/process.
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { ServiceError } from '../../errors.js';
+import { QUEUE_NAMES } from '../../jobs/queue-names.js';
+import type { PassportJobResult } from '../../jobs/job-types.js';
+import { SafeFetchError, safeFetch } from '../../net/safe-fetch.js';
+import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/specs.js';
+import { acceptsMime } from '../../imaging/params.js';
+import { passportUploadFields } from '../schemas/passport.schemas.js';
+import { sniffImageType } from '../services/sniff-image.js';
+import { parseBaseImageUrl } from '../services/transform-service.js';
+import { receiveUpload } from '../services/upload-receiver.js';
+import { compile, validationError } from '../validation.js';
+import type { WebDeps } from '../web-deps.js';
+import { demoAllowed } from './image.controller.js';
+
+interface PassportParams {
+  country: string;
+  include_print_sheet?: boolean;
+  remove_bg?: boolean;
+  enhance?: boolean;
+  face_x?: number;
+  face_y?: number;
+  face_width?: number;
+  face_height?: number;
+}
+
+const uploadFields = compile<PassportParams>(passportUploadFields);
+
+export function passportSpecsController() {
+  return (_req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.json({ countries: PASSPORT_COUNTRIES, specs: PASSPORT_SPECS });
+  };
+}
+
+function assertDemoAllowed(deps: WebDeps, req: Request) {
+  if (!demoAllowed(deps.config, req)) throw new ServiceError('forbidden', 'Demo access requires a valid X-Demo-Token or an allowed Origin/Referer');
+}
+
+/** All four face-box values, or none; partial boxes are a 422 naming the missing fields. */
+function faceBoxOf(p: PassportParams) {
+  const names = ['face_x', 'face_y', 'face_width', 'face_height'] as const;
+  const given = names.filter((n) => p[n] !== undefined);
+  if (given.length === 0) return null;
+  if (given.length < 4) {
+    throw validationError(names.filter((n) => p[n] === undefined).map((n) => ({ loc: ['query', n], msg: 'face_x, face_y, face_width and face_height must be given together', type: 'missing' })));
+  }
+  const box = { x: p.face_x!, y: p.face_y!, width: p.face_width!, height: p.face_height! };
+  if (box.width <= 0 || box.height <= 0 || box.x + box.width > 1 || box.y + box.height > 1) {
+    throw validationError([{ loc: ['query', 'face_width'], msg: 'the face box must have a positive size and lie inside the image (x + width ≤ 1, y + height ≤ 1)', type: 'value_error' }]);
+  }
+  return box;
+}
+
+async function runPassport(deps: WebDeps, req: Request, res: Response, stagingKey: string, params: PassportParams): Promise<void> {
+  const requestId = randomUUID();
+  let result: PassportJobResult;
+  try {
+    result = await deps.jobs.run(
+      QUEUE_NAMES.passport,
+      {
+        requestId,
+        stagingKey,
+        country: params.country,
+        removeBackground: params.remove_bg ?? true,
+        enhance: params.enhance ?? true,
+        includePrintSheet: params.include_print_sheet ?? false,
+        faceBox: faceBoxOf(params),
+      },
+      { jobId: `pp-${requestId}` },
+    );
+  } finally {
+    await deps.storage.delete(stagingKey).catch(() => undefined);
+  }
+  try {
+    const photo = await deps.storage.read(result.photoKey);
+    const accept = req.headers.accept ?? '';
+    if (acceptsMime(accept, 'image/jpeg') && !acceptsMime(accept, 'application/json')) {
+      res.setHeader('Content-Type', 'image/jpeg');
+      res.setHeader('Cache-Control', 'no-store');
+      res.send(photo);
+      return;
+    }
+    const sheet = result.printSheetKey ? await deps.storage.read(result.printSheetKey) : null;
+    const report = result.report as Record<string, unknown> & { photo: Record<string, unknown>; print_sheet: Record<string, unknown> | null };
+    const { timings: _timings, photo: photoInfo, print_sheet: sheetInfo, ...rest } = report;
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({
+      success: true,
+      ...rest,
+      photo: { data_url: `data:image/jpeg;base64,${photo.toString('base64')}`, ...photoInfo },
+      print_sheet: sheet && sheetInfo ? { data_url: `data:image/jpeg;base64,${sheet.toString('base64')}`, ...sheetInfo } : null,
+    });
+  } finally {
+    await deps.storage.delete(result.photoKey).catch(() => undefined);
+    if (result.printSheetKey) await deps.storage.delete(result.printSheetKey).catch(() => undefined);
+  }
+}
+
+/** Reads a source URL: this service's own images straight from storage, anything else SSRF-safely. */
+async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
+  const own = parseBaseImageUrl(src, deps.config.cdnUrl);
+  if (own) {
+    const image = await deps.catalog.images.findOne({ userId: own.userId, publicId: own.publicId }).lean();
+    if (!image) throw new ServiceError('not_found', 'Image not found');
+    return deps.storage.read(image.storageKey);
+  }
+  try {
+    const fetched = await safeFetch(src, { maxBytes: deps.config.maxUploadBytes, allowedContentTypes: ['image/'], connectTimeoutMs: 5000, totalTimeoutMs: 15000 });
+    return fetched.buffer;
+  } catch (err) {
+    if (err instanceof SafeFetchError) {
+      const kind = err.status === 413 ? 'too_large' : err.status === 415 ? 'unsupported_type' : err.status === 504 ? 'timeout' : err.status === 502 ? 'bad_request' : 'bad_request';
+      throw new ServiceError(kind, `Could not fetch src: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+export function passportFromUrlController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    assertDemoAllowed(deps, req);
+    const params = res.locals.query as PassportParams & { src: string };
+    faceBoxOf(params); // validate before fetching anything
+    const bytes = await fetchSource(deps, params.src);
+    await sniffImageType(bytes);
+    const stagingKey = `_staging/${randomUUID()}`;
+    await deps.storage.put(stagingKey, bytes, { contentType: 'application/octet-stream' });
+    await runPassport(deps, req, res, stagingKey, params);
+  };
+}
+
+export function passportUploadController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    assertDemoAllowed(deps, req);
+    const received = await receiveUpload(req, deps.storage, deps.config.maxUploadBytes);
+    const checked = uploadFields.check({ ...received.fields }, 'body');
+    if (!checked.ok) {
+      await deps.storage.delete(received.stagingKey).catch(() => undefined);
+      throw validationError(checked.issues);
+    }
+    try {
+      faceBoxOf(checked.value);
+    } catch (err) {
+      await deps.storage.delete(received.stagingKey).catch(() => undefined);
+      throw err;
+    }
+    await runPassport(deps, req, res, received.stagingKey, checked.value);
+  };
+}

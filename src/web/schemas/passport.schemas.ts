@@ -1,0 +1,28 @@
+// Passport demo inputs (spec 4.2, "Passport demo inputs").
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
+
+const faceCoordinate = (what: string) => ({ type: 'number', minimum: 0, maximum: 1, description: `Face box ${what}, normalized 0-1` });
+
+const common = {
+  country: { type: 'string', enum: [...PASSPORT_COUNTRIES], default: 'usa' },
+  include_print_sheet: { type: 'boolean', default: false, description: 'Include a 4x6 in print sheet' },
+  remove_bg: { type: 'boolean', default: true, description: "Replace the background with the spec's colour" },
+  enhance: { type: 'boolean', default: true, description: 'Mild exposure, white balance and sharpening' },
+  face_x: faceCoordinate('X'),
+  face_y: faceCoordinate('Y'),
+  face_width: faceCoordinate('width'),
+  face_height: faceCoordinate('height'),
+};
+
+export const passportUrlQuery = {
+  $id: 'PassportUrlQuery',
+  type: 'object',
+  properties: { src: { type: 'string', minLength: 1, maxLength: 2083, description: 'Source image URL (http/https)' }, ...common },
+  required: ['src'],
+};
+
+export const passportUploadFields = {
+  $id: 'PassportUploadFields',
+  type: 'object',
+  properties: common,
+};
