@@ -136,7 +136,8 @@ export function resolvePlan(
   ctx: NegotiationContext,
 ): { plan: TransformPlan; dependsOnAccept: boolean } {
   const opt = set === 'B' && req.opt === true;
-  const requested = req.f === undefined || req.f === 'auto' ? (opt ? undefined : ctx.pathFormat) : req.f;
+  // An explicit f (auto included) wins over a vanity extension; opt negotiates unless f is explicit.
+  const requested = req.f !== undefined ? req.f : opt ? undefined : ctx.pathFormat;
   let format: OutputFormat;
   let dependsOnAccept = false;
   if (requested === undefined || requested === 'auto') {

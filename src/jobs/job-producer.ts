@@ -10,7 +10,10 @@ import { createBlockingConnection } from './redis-connection.js';
 export interface RunOptions {
   /** Same id = same work: concurrent identical requests share one job (single-flight). */
   jobId?: string;
-  /** BullMQ priority (1 = highest). Interactive callers go first; bulk imports get a larger number. */
+  /**
+   * Unset for interactive callers: BullMQ runs jobs without a priority before any prioritized
+   * job, so bulk work (priority ≥ 1) never delays a waiting caller.
+   */
   priority?: number;
   timeoutMs?: number;
 }
@@ -34,6 +37,8 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
   private readonly events: Record<QueueName, QueueEvents>;
+  /** QueueEvents block on a duplicate of the client they are given and leave the original to us. */
+  private readonly eventConnections: Redis[] = [];
 
   constructor(private readonly options: JobProducerOptions) {
     this.queues = {} as Record<QueueName, Queue>;
@@ -41,12 +46,16 @@ export class JobProducer {
     for (const name of ALL_QUEUES) {
       this.queues[name] = new Queue(name, { connection: options.connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
       this.events[name] = new QueueEvents(name, {
-        connection: createBlockingConnection(options.redisUrl),
+        connection: this.eventConnection(options.redisUrl),
         prefix: REDIS_PREFIX,
       });
       // QueueEvents reconnects by itself; errors are logged by the connection owner.
       this.events[name].on('error', () => undefined);
       this.queues[name].on('error', () => undefined);
+      // Every request waiting on a job adds listeners (N concurrent identical requests share one
+      // single-flight job), so their number follows the load: not a leak, no warning wanted.
+      this.events[name].setMaxListeners(0);
+      this.queues[name].setMaxListeners(0);
     }
   }
 
@@ -62,7 +71,7 @@ export class JobProducer {
 
   async enqueue<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions = {}) {
     const queue = this.queues[name];
-    await this.assertCapacity(name);
+    await this.assertCapacity(name, opts.priority);
     const jobOpts: JobsOptions = { jobId: opts.jobId, priority: opts.priority };
     let job = await queue.add(name, data, jobOpts);
     // A single-flight id may point at an old failed job: clear it and try once more.
@@ -87,17 +96,30 @@ export class JobProducer {
     }
   }
 
-  /** Back-pressure: refuse new synchronous work while the queue is already deep. */
-  private async assertCapacity(name: QueueName): Promise<void> {
+  /**
+   * Back-pressure: refuse new work at once while the queue ahead of it is already deep.
+   * Interactive jobs (no priority) run before prioritized bulk jobs, so only interactive jobs
+   * count against an interactive caller; bulk callers count everything.
+   */
+  private async assertCapacity(name: QueueName, priority?: number): Promise<void> {
     const counts = await this.queues[name].getJobCounts('waiting', 'prioritized');
-    const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+    const waiting = (counts.waiting ?? 0) + (priority ? (counts.prioritized ?? 0) : 0);
     if (waiting >= this.options.maxWaiting) {
       throw new ServiceError('unavailable', `The ${name} queue is full (${waiting} waiting); retry shortly`, { retryAfterSeconds: 5 });
     }
   }
 
+  private eventConnection(redisUrl: string): Redis {
+    const connection = createBlockingConnection(redisUrl);
+    connection.on('error', () => undefined);
+    this.eventConnections.push(connection);
+    return connection;
+  }
+
   async close(): Promise<void> {
     await Promise.all(ALL_QUEUES.map((n) => this.events[n].close()));
     await Promise.all(ALL_QUEUES.map((n) => this.queues[n].close()));
+    // Without this they would keep reconnecting (and logging) after Redis is gone.
+    await Promise.all(this.eventConnections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 }

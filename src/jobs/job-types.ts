@@ -13,6 +13,9 @@ export interface UploadFinalizeJobData {
   maxInputPixels: number;
   /** Storage quota of the owner's plan at request time. */
   storageQuotaBytes: number;
+  /** Which face of the API received it (shapes the async job-status body). */
+  api: 'A' | 'B';
+  projectSlug: string | null;
 }
 
 export interface UploadFinalizeResult {

@@ -11,7 +11,8 @@
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
-import { boxMean, type RawImage, type Rgb } from './image.js';
+// The guided filter's coefficients and the wide fusion pass are computed at half resolution.
+import { boxMean, downsample2, upsample2, type RawImage, type Rgb } from './image.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -27,41 +28,57 @@ export const MASK_REFINEMENT = {
   fusionRadiiShare: [0.05, 0.005] as const,
 } as const;
 
-function guidedFilterColor(rgb: RawImage, p: Float32Array, r: number, eps: number): Float32Array {
-  const { width: w, height: h, data } = rgb;
-  const n = w * h;
-  const Ir = new Float32Array(n);
-  const Ig = new Float32Array(n);
-  const Ib = new Float32Array(n);
+function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
+  const n = rgb.width * rgb.height;
+  const p: [Float32Array, Float32Array, Float32Array] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
+  const d = rgb.data;
   for (let i = 0, j = 0; i < n; i++, j += 3) {
-    Ir[i] = data[j] / 255;
-    Ig[i] = data[j + 1] / 255;
-    Ib[i] = data[j + 2] / 255;
+    p[0][i] = d[j] / 255;
+    p[1][i] = d[j + 1] / 255;
+    p[2][i] = d[j + 2] / 255;
   }
+  return p;
+}
+
+/**
+ * Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients are computed at
+ * half resolution and upsampled; the output is evaluated with the full-resolution guide.
+ */
+function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, r: number, eps: number): Float32Array {
+  const n = w * h;
+  const lowR = downsample2(I[0], w, h);
+  const lw = lowR.width;
+  const lh = lowR.height;
+  const Ir = lowR.data;
+  const Ig = downsample2(I[1], w, h).data;
+  const Ib = downsample2(I[2], w, h).data;
+  const pl = downsample2(p, w, h).data;
+  const ln = lw * lh;
+  const rl = Math.max(1, Math.round(r / 2));
   const prod = (a: Float32Array, b: Float32Array): Float32Array => {
-    const o = new Float32Array(n);
-    for (let i = 0; i < n; i++) o[i] = a[i] * b[i];
+    const o = new Float32Array(ln);
+    for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
     return o;
   };
-  const box = (a: Float32Array): Float32Array => boxMean(a, w, h, r);
+  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl);
   const mR = box(Ir);
   const mG = box(Ig);
   const mB = box(Ib);
-  const mP = box(p);
-  const mRP = box(prod(Ir, p));
-  const mGP = box(prod(Ig, p));
-  const mBP = box(prod(Ib, p));
+  const mP = box(pl);
+  const mRP = box(prod(Ir, pl));
+  const mGP = box(prod(Ig, pl));
+  const mBP = box(prod(Ib, pl));
   const vRR = box(prod(Ir, Ir));
   const vRG = box(prod(Ir, Ig));
   const vRB = box(prod(Ir, Ib));
   const vGG = box(prod(Ig, Ig));
   const vGB = box(prod(Ig, Ib));
   const vBB = box(prod(Ib, Ib));
-  const aR = new Float32Array(n);
-  const aG = new Float32Array(n);
-  const aB = new Float32Array(n);
-  const bb = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
+  const aR = new Float32Array(ln);
+  const aG = new Float32Array(ln);
+  const aB = new Float32Array(ln);
+  const bb = new Float32Array(ln);
+  for (let i = 0; i < ln; i++) {
     const mr = mR[i];
     const mg = mG[i];
     const mb = mB[i];
@@ -75,7 +92,7 @@ function guidedFilterColor(rgb: RawImage, p: Float32Array, r: number, eps: numbe
     const gg = vGG[i] - mg * mg + eps;
     const gb = vGB[i] - mg * mb;
     const b2 = vBB[i] - mb * mb + eps;
-    // inverse of the symmetric 3x3 covariance matrix
+    // inverse of the symmetric 3x3 covariance matrix (adjugate / determinant)
     const i00 = gg * b2 - gb * gb;
     const i01 = gb * rb - rg * b2;
     const i02 = rg * gb - gg * rb;
@@ -91,12 +108,13 @@ function guidedFilterColor(rgb: RawImage, p: Float32Array, r: number, eps: numbe
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
-  const maR = box(aR);
-  const maG = box(aG);
-  const maB = box(aB);
-  const mbb = box(bb);
+  const maR = upsample2(box(aR), lw, lh, w, h);
+  const maG = upsample2(box(aG), lw, lh, w, h);
+  const maB = upsample2(box(aB), lw, lh, w, h);
+  const mbb = upsample2(box(bb), lw, lh, w, h);
   const q = new Float32Array(n);
-  for (let i = 0; i < n; i++) q[i] = maR[i] * Ir[i] + maG[i] * Ig[i] + maB[i] * Ib[i] + mbb[i];
+  const [R, G, B] = I;
+  for (let i = 0; i < n; i++) q[i] = maR[i] * R[i] + maG[i] * G[i] + maB[i] * B[i] + mbb[i];
   return q;
 }
 
@@ -108,7 +126,7 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   const { width: w, height: h } = rgb;
   const n = w * h;
   const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * h));
-  const q = guidedFilterColor(rgb, prob, r, MASK_REFINEMENT.guidedEps);
+  const q = guidedFilterColor(planes(rgb), prob, w, h, r, MASK_REFINEMENT.guidedEps);
   const lo = MASK_REFINEMENT.tightenLow;
   const span = MASK_REFINEMENT.tightenHigh - lo;
   const t = new Float32Array(n);
@@ -123,70 +141,63 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   return alpha;
 }
 
-function fusionPass(
-  image: Float32Array[],
-  F: Float32Array[],
-  B: Float32Array[],
-  alpha: Float32Array,
-  w: number,
-  h: number,
-  r: number,
-): { F: Float32Array[]; B: Float32Array[] } {
+/** Blur fusion's smooth terms for one channel: blurred foreground and background colours. */
+function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number): { bF: Float32Array; bB: Float32Array } {
   const n = w * h;
-  const bA = boxMean(alpha, w, h, r);
-  const outF: Float32Array[] = [];
-  const outB: Float32Array[] = [];
-  for (let c = 0; c < 3; c++) {
-    const fa = new Float32Array(n);
-    const b1a = new Float32Array(n);
-    for (let i = 0; i < n; i++) {
-      fa[i] = F[c][i] * alpha[i];
-      b1a[i] = B[c][i] * (1 - alpha[i]);
-    }
-    const bF = boxMean(fa, w, h, r);
-    const bB = boxMean(b1a, w, h, r);
-    const f = new Float32Array(n);
-    for (let i = 0; i < n; i++) {
-      const a = alpha[i];
-      const blurredF = bF[i] / (bA[i] + 1e-5);
-      const blurredB = bB[i] / (1 - bA[i] + 1e-5);
-      bB[i] = blurredB;
-      let v = blurredF + a * (image[c][i] - a * blurredF - (1 - a) * blurredB);
-      v = v < 0 ? 0 : v > 1 ? 1 : v;
-      f[i] = v;
-    }
-    outF.push(f);
-    outB.push(bB);
+  const fa = new Float32Array(n);
+  const b1a = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    fa[i] = F[i] * alpha[i];
+    b1a[i] = B[i] * (1 - alpha[i]);
   }
-  return { F: outF, B: outB };
+  const bF = boxMean(fa, w, h, r);
+  const bB = boxMean(b1a, w, h, r);
+  for (let i = 0; i < n; i++) {
+    bF[i] = bF[i] / (bA[i] + 1e-5);
+    bB[i] = bB[i] / (1 - bA[i] + 1e-5);
+  }
+  return { bF, bB };
 }
 
-/** Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels. */
+function fuse(I: Float32Array, bF: Float32Array, bB: Float32Array, alpha: Float32Array): Float32Array {
+  const n = I.length;
+  const f = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const a = alpha[i];
+    const v = bF[i] + a * (I[i] - a * bF[i] - (1 - a) * bB[i]);
+    f[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+  }
+  return f;
+}
+
+/**
+ * Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels.
+ * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution and is
+ * upsampled; the narrow pass runs at full resolution on the wide pass's estimates.
+ */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage {
   const { width: w, height: h, data } = rgb;
   const n = w * h;
-  const I: Float32Array[] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
-    I[0][i] = data[j] / 255;
-    I[1][i] = data[j + 1] / 255;
-    I[2][i] = data[j + 2] / 255;
-  }
+  const I = planes(rgb);
   const [s1, s2] = MASK_REFINEMENT.fusionRadiiShare;
-  const r1 = Math.max(3, Math.round(s1 * h));
+  const r1 = Math.max(2, Math.round((s1 * h) / 2));
   const r2 = Math.max(1, Math.round(s2 * h));
-  const p1 = fusionPass(I, I, I, alpha, w, h, r1);
-  const p2 = fusionPass(I, p1.F, p1.B, alpha, w, h, r2);
+  const lowA = downsample2(alpha, w, h);
+  const lw = lowA.width;
+  const lh = lowA.height;
+  const bA1 = boxMean(lowA.data, lw, lh, r1);
+  const bA2 = boxMean(alpha, w, h, r2);
   const out = new Uint8Array(n * 3);
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
-    // Fully opaque pixels keep their exact original values.
-    if (alpha[i] >= 0.999) {
-      out[j] = data[j];
-      out[j + 1] = data[j + 1];
-      out[j + 2] = data[j + 2];
-    } else {
-      out[j] = Math.round(p2.F[0][i] * 255);
-      out[j + 1] = Math.round(p2.F[1][i] * 255);
-      out[j + 2] = Math.round(p2.F[2][i] * 255);
+  for (let c = 0; c < 3; c++) {
+    const Il = downsample2(I[c], w, h).data;
+    const p1 = blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1);
+    const B1 = upsample2(p1.bB, lw, lh, w, h);
+    const F1 = fuse(I[c], upsample2(p1.bF, lw, lh, w, h), B1, alpha);
+    const p2 = blurredFB(F1, B1, alpha, bA2, w, h, r2);
+    const F2 = fuse(I[c], p2.bF, p2.bB, alpha);
+    for (let i = 0, j = c; i < n; i++, j += 3) {
+      // Fully opaque pixels keep their exact original values.
+      out[j] = alpha[i] >= 0.999 ? data[j] : Math.round(F2[i] * 255);
     }
   }
   return { data: out, width: w, height: h, channels: 3 };

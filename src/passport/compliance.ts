@@ -27,7 +27,7 @@ export const COMPLIANCE = {
   BACKGROUND_PROB: 0.05,
   /** Minimum share of the photo that must be background to judge it. */
   BACKGROUND_MIN_SHARE: 0.05,
-  /** Mean face luma range (0..255) and maximum share of clipped face pixels. */
+  /** Mean face luma range (0..255) and maximum share of clipped face pixels (luma >= 250 or <= 5). */
   FACE_LUMA_RANGE: [90, 215] as const,
   MAX_CLIPPED_SHARE: 0.03,
   /**
@@ -86,10 +86,9 @@ function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedSh
   let lapSq = 0;
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
-      const j = (y * w + x) * 3;
       const v = L(x, y);
       s += v;
-      if (Math.max(d[j], d[j + 1], d[j + 2]) >= 250 || Math.min(d[j], d[j + 1], d[j + 2]) <= 3) clipped++;
+      if (v >= 250 || v <= 5) clipped++;
       const lap = L(x - 1, y) + L(x + 1, y) + L(x, y - 1) + L(x, y + 1) - 4 * v;
       lapSum += lap;
       lapSq += lap * lap;

@@ -1,7 +1,8 @@
 // Mild, documented photo corrections. Point operations only (one lookup table per channel) plus a
 // light unsharp mask at encode time: nothing moves, so the face is never reshaped.
 //
-//  - Levels: black/white points from the 0.5 / 99.5 percentiles of the person's luma, stretched
+//  - Levels: black point from the 0.5 percentile of the person's darkest channel, white point from
+//    the 99.5 percentile of its brightest channel (so no channel clips beyond that share), stretched
 //    only when they fall short of 0 / 255, and by at most LEVELS_MAX_BLACK / LEVELS_MAX_WHITE.
 //  - Exposure: a gamma curve that moves the mean face luma FACE_EXPOSURE_STRENGTH of the way into
 //    [FACE_LUMA_TARGET]; gamma limited to GAMMA_LIMITS.
@@ -74,7 +75,8 @@ function meanLuma(img: RawImage, region: Region): number {
 export function planEnhancement(img: RawImage, weight: Float32Array | null, face: Region): EnhanceParams {
   const d = img.data;
   const n = img.width * img.height;
-  const hist = new Uint32Array(256);
+  const histMin = new Uint32Array(256);
+  const histMax = new Uint32Array(256);
   let counted = 0;
   let neutral = 0;
   const sums = [0, 0, 0];
@@ -82,12 +84,13 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
     const r = d[j];
     const g = d[j + 1];
     const b = d[j + 2];
-    if (!weight || weight[i] >= 0.5) {
-      hist[Math.round(luma(r, g, b))]++;
-      counted++;
-    }
     const mx = Math.max(r, g, b);
     const mn = Math.min(r, g, b);
+    if (!weight || weight[i] >= 0.5) {
+      histMin[mn]++;
+      histMax[mx]++;
+      counted++;
+    }
     if (mx - mn < ENHANCE.WB_MAX_CHROMA && mx < 250 && mn > 30) {
       neutral++;
       sums[0] += r;
@@ -98,8 +101,8 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
   let blackPoint = 0;
   let whitePoint = 255;
   if (counted > 100) {
-    const lo = percentile(hist, counted, ENHANCE.LEVELS_PERCENTILES[0]);
-    const hi = percentile(hist, counted, ENHANCE.LEVELS_PERCENTILES[1]);
+    const lo = percentile(histMin, counted, ENHANCE.LEVELS_PERCENTILES[0]);
+    const hi = percentile(histMax, counted, ENHANCE.LEVELS_PERCENTILES[1]);
     blackPoint = Math.min(lo, ENHANCE.LEVELS_MAX_BLACK);
     whitePoint = Math.max(hi, 255 - ENHANCE.LEVELS_MAX_WHITE);
   }

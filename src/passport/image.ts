@@ -70,6 +70,21 @@ export async function toRgbaMaxSide(img: RawImage, maxSide: number): Promise<{ i
   };
 }
 
+/** RGB -> RGBA (alpha 255). */
+export function toRgba(img: RawImage): RawImage {
+  if (img.channels === 4) return img;
+  if (img.channels !== 3) throw new Error('toRgba expects RGB');
+  const n = img.width * img.height;
+  const out = new Uint8Array(n * 4);
+  for (let i = 0, j = 0, k = 0; i < n; i++, j += 3, k += 4) {
+    out[k] = img.data[j];
+    out[k + 1] = img.data[j + 1];
+    out[k + 2] = img.data[j + 2];
+    out[k + 3] = 255;
+  }
+  return { data: out, width: img.width, height: img.height, channels: 4 };
+}
+
 /**
  * An affine map from output pixel centres to source coordinates:
  * source(u, v) = origin + (u + 0.5) * du + (v + 0.5) * dv, in continuous source pixel coordinates.
@@ -272,7 +287,34 @@ export function downsample2(src: Float32Array, width: number, height: number): {
 
 /** Bilinear upsample by 2 (inverse of downsample2's pixel grid) to width x height. */
 export function upsample2(src: Float32Array, w2: number, h2: number, width: number, height: number): Float32Array {
-  return warpFloatBilinear(src, w2, h2, { ox: 0, oy: 0, dux: 0.5, duy: 0, dvx: 0, dvy: 0.5 }, width, height);
+  const out = new Float32Array(width * height);
+  const x0s = new Int32Array(width);
+  const x1s = new Int32Array(width);
+  const txs = new Float32Array(width);
+  for (let x = 0; x < width; x++) {
+    const fx = Math.min(w2 - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
+    x0s[x] = Math.floor(fx);
+    x1s[x] = Math.min(w2 - 1, x0s[x] + 1);
+    txs[x] = fx - x0s[x];
+  }
+  for (let y = 0; y < height; y++) {
+    const fy = Math.min(h2 - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
+    const y0 = Math.floor(fy);
+    const y1 = Math.min(h2 - 1, y0 + 1);
+    const ty = fy - y0;
+    const r0 = y0 * w2;
+    const r1 = y1 * w2;
+    const row = y * width;
+    for (let x = 0; x < width; x++) {
+      const a = x0s[x];
+      const b = x1s[x];
+      const t = txs[x];
+      const top = src[r0 + a] + (src[r0 + b] - src[r0 + a]) * t;
+      const bot = src[r1 + a] + (src[r1 + b] - src[r1 + a]) * t;
+      out[row + x] = top + (bot - top) * ty;
+    }
+  }
+  return out;
 }
 
 /** Rec. 709 luma of sRGB-encoded values, 0..255. */

@@ -26,6 +26,7 @@ import {
 import {
   decodeInput,
   DETECTION_MAX_SIDE,
+  toRgba,
   toRgbaMaxSide,
   warpFloatBilinear,
   warpRgbaBilinear,
@@ -372,11 +373,10 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
   timer.lap('encode');
 
   // 10. compliance: re-detect on the decoded output
-  const { data: outRgba } = await sharp(buffer).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  const outImage: RawImage = { data: new Uint8Array(outRgba.buffer, outRgba.byteOffset, outRgba.length), width: W, height: H, channels: 4 };
-  const outDet = await detectFaces(outImage);
   const decodedOut = await sharp(buffer).removeAlpha().raw().toBuffer();
   const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
+  const outImage = toRgba(outRgb);
+  const outDet = await detectFaces(outImage);
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
   let chinY = plan.chinY;

@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context.js';
 import { setARoutes } from './routes/set-a.routes.js';
 import { setBRoutes } from './routes/set-b.routes.js';
 import { passportRoutes } from './routes/passport.routes.js';
+import { jobsRoutes } from './routes/jobs.routes.js';
 import { statusRoutes } from './routes/status.routes.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -25,6 +26,7 @@ export function createApp(deps: WebDeps): Express {
   app.use(setARoutes(deps, keys));
   app.use(setBRoutes(deps, keys));
   app.use(passportRoutes(deps));
+  app.use(jobsRoutes(deps, keys));
   if (deps.config.storageDriver === 'local') {
     const cdnPath = new URL(deps.config.cdnUrl).pathname.replace(/\/+$/, '');
     if (cdnPath) app.get(`${cdnPath}/*splat`, pathSet('B'), cdnFilesController(deps, cdnPath));

@@ -6,8 +6,9 @@ import { ServiceError, type ValidationIssue } from '../errors.js';
 export type Location = 'query' | 'body' | 'header' | 'path';
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: true, strict: true, allowUnionTypes: true });
-// ajv-formats ships CJS with a default export
-(addFormatsModule as unknown as { default: (a: Ajv) => void }).default?.(ajv) ?? (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
+// ajv-formats is CommonJS: under NodeNext its function is the module's `default` property.
+const addFormats = (addFormatsModule as unknown as { default: (a: Ajv) => Ajv }).default;
+addFormats(ajv);
 
 const ISSUE_TYPES: Record<string, string> = {
   required: 'missing',

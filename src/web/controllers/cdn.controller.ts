@@ -13,26 +13,12 @@ import type { WebDeps } from '../web-deps.js';
 export function cdnUploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
-    let projectSlug = DEFAULT_PROJECT_SLUG;
-    const outcome = await handleUpload(deps, req, user, {
+    await handleUpload(deps, req, res, user, {
+      api: 'B',
       resolveProject: async (fields) => {
         const project = await resolveProjectForUpload(deps.catalog, user.userId, fields.project);
-        projectSlug = project.slug;
-        return String(project._id);
+        return { id: String(project._id), slug: project.slug };
       },
-    });
-    res.json({
-      success: true,
-      error: '',
-      public_url: outcome.publicUrl,
-      cdn_url: outcome.publicUrl,
-      size: outcome.size,
-      content_type: outcome.contentType,
-      imageId: outcome.imageId,
-      project: projectSlug,
-      public_id: outcome.publicId,
-      width: outcome.width,
-      height: outcome.height,
     });
   };
 }
@@ -71,6 +57,7 @@ export function listImagesController(deps: WebDeps) {
         width: d.width,
         height: d.height,
         size: d.bytes,
+        checksum: d.checksum,
         created_at: d.createdAt,
       })),
       next_cursor: hasMore && page.length > 0 ? String(page[page.length - 1]._id) : null,

@@ -71,6 +71,17 @@ export function demoAllowed(config: Config, req: Request): boolean {
   });
 }
 
+/** Output size of a resize plan on a width×height source (sharp's rules for one side or a box). */
+function resizedSize(width: number, height: number, plan: TransformPlan): [number, number] {
+  if (plan.width !== undefined && plan.height === undefined) return [plan.width, Math.round((height * plan.width) / width)];
+  if (plan.height !== undefined && plan.width === undefined) return [Math.round((width * plan.height) / height), plan.height];
+  if (plan.width === undefined || plan.height === undefined) return [width, height];
+  if (plan.fit !== 'inside' && plan.fit !== 'outside') return [plan.width, plan.height];
+  const pick = plan.fit === 'inside' ? Math.min : Math.max;
+  const scale = pick(plan.width / width, plan.height / height);
+  return [Math.round(width * scale), Math.round(height * scale)];
+}
+
 /** GET /image/demo/{path}: public demo, gated by token or origin, sources limited, output ≤ 2000 px. */
 export function imageDemoController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
@@ -87,9 +98,18 @@ export function imageDemoController(deps: WebDeps) {
         plan.width = DEMO_MAX_SIDE;
         plan.height = DEMO_MAX_SIDE;
         plan.fit = 'within';
+        return;
       }
       if (plan.width !== undefined) plan.width = Math.min(plan.width, DEMO_MAX_SIDE);
       if (plan.height !== undefined) plan.height = Math.min(plan.height, DEMO_MAX_SIDE);
+      // One side alone keeps the aspect ratio and `outside` covers the box, so the other side can
+      // still pass the cap: then the largest image of the same aspect ratio within the cap.
+      const [w, h] = resizedSize(image.width, image.height, plan);
+      if (Math.max(w, h) > DEMO_MAX_SIDE) {
+        plan.width = DEMO_MAX_SIDE;
+        plan.height = DEMO_MAX_SIDE;
+        plan.fit = 'inside';
+      }
     };
     const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), capped);
     await serveDerivative(deps, req, res, prepared, 'public');

@@ -8,7 +8,10 @@ import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
 import { sendStoredImage } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
-import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform } from '../services/transform-service.js';
+import { priorityOf, wantsAsync } from '../services/request-mode.js';
+import { transformBody } from '../services/response-bodies.js';
+import { QUEUE_NAMES } from '../../jobs/queue-names.js';
+import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -19,15 +22,7 @@ export function uploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
     const publicId = typeof req.query.public_id === 'string' ? req.query.public_id : undefined;
-    const outcome = await handleUpload(deps, req, user, { publicId });
-    res.json({
-      success: true,
-      error: '',
-      public_url: outcome.publicUrl,
-      cdn_url: outcome.publicUrl,
-      size: outcome.size,
-      content_type: outcome.contentType,
-    });
+    await handleUpload(deps, req, res, user, { api: 'A', publicId });
   };
 }
 
@@ -76,10 +71,18 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
       });
       return;
     }
-    const outcome = await ensureDerivative(deps, prepared, 'api');
     if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
+    if (wantsAsync(req) && !(await deps.storage.stat(prepared.key))) {
+      const { jobId, data } = transformJob(prepared, 'api');
+      await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
+      const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;
+      res.status(202).setHeader('Location', statusUrl);
+      res.json({ job_id: jobId, state: 'queued', status_url: statusUrl });
+      return;
+    }
+    const outcome = await ensureDerivative(deps, prepared, 'api', priorityOf(req));
     res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
-    res.json({ success: true, error: '', public_url: deps.storage.publicUrl(outcome.key), size: outcome.size, content_type: outcome.contentType });
+    res.json(transformBody(deps.storage, outcome));
   };
 }
 
@@ -100,7 +103,8 @@ export function srcsetController(deps: WebDeps) {
       throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`, { param: 'src' });
     }
     if (ref.userId !== user.userId) throw new ServiceError('not_found', 'Image not found');
-    const parts = (checked.value.w ?? '400,800,1200').split(',').map((s) => s.trim());
+    // `w=` given but empty is an empty list (400), not "use the default widths".
+    const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
     if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
       throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and 4200`, { param: 'w' });
     }

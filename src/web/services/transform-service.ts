@@ -6,6 +6,7 @@ import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
+import type { TransformJobData } from '../../jobs/job-types.js';
 import type { WebDeps } from '../web-deps.js';
 
 export interface BaseImageRef {
@@ -94,14 +95,11 @@ export function prepareTransform(
   return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept };
 }
 
-/** Answers from storage when the derivative exists; otherwise runs (or joins) its one job. */
-export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: 'api' | 'public', priority?: number): Promise<DerivativeOutcome> {
-  const existing = await deps.storage.stat(prepared.key);
-  if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true };
-  const jobId = 'tr-' + createHash('sha256').update(prepared.key).digest('hex').slice(0, 40);
-  const result = await deps.jobs.run(
-    QUEUE_NAMES.transform,
-    {
+/** The transform job of a prepared request; its id is a hash of the derivative key (single-flight). */
+export function transformJob(prepared: PreparedTransform, origin: 'api' | 'public'): { jobId: string; data: TransformJobData } {
+  return {
+    jobId: 'tr-' + createHash('sha256').update(prepared.key).digest('hex').slice(0, 40),
+    data: {
       userId: prepared.image.userId,
       imageId: String(prepared.image._id),
       sourceKey: prepared.image.storageKey,
@@ -110,7 +108,14 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
       plan: prepared.plan,
       origin,
     },
-    { jobId, priority },
-  );
+  };
+}
+
+/** Answers from storage when the derivative exists; otherwise runs (or joins) its one job. */
+export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: 'api' | 'public', priority?: number): Promise<DerivativeOutcome> {
+  const existing = await deps.storage.stat(prepared.key);
+  if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true };
+  const { jobId, data } = transformJob(prepared, origin);
+  const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false };
 }

@@ -1,53 +1,67 @@
 // The upload pipeline shared by POST /upload (set A) and POST /cdn/upload (set B):
 // stream to staging → upload-finalize job in a worker → catalogued original.
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { planById } from '../../catalog/plans.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
-import type { UploadFinalizeResult } from '../../jobs/job-types.js';
+import type { UploadFinalizeJobData } from '../../jobs/job-types.js';
 import type { WebDeps } from '../web-deps.js';
 import { publicIdFromFilename, validatePublicId } from './public-id.js';
+import { priorityOf, wantsAsync } from './request-mode.js';
+import { uploadBody } from './response-bodies.js';
 import { receiveUpload } from './upload-receiver.js';
 
-export interface UploadOutcome extends UploadFinalizeResult {
-  publicUrl: string;
-}
-
 export interface UploadOptions {
+  api: 'A' | 'B';
   publicId?: string;
   /** Resolves the project after the body is read (set B's `project` form field). */
-  resolveProject?: (fields: Record<string, string>) => Promise<string | null>;
-  priority?: number;
+  resolveProject?: (fields: Record<string, string>) => Promise<{ id: string; slug: string } | null>;
 }
 
 export function maxUploadBytesFor(deps: WebDeps, user: AuthenticatedUser): number {
   return Math.min(deps.config.maxUploadBytes, planById(user.plan).max_upload_bytes);
 }
 
-export async function handleUpload(deps: WebDeps, req: Request, user: AuthenticatedUser, options: UploadOptions): Promise<UploadOutcome> {
+/** Receives the upload and answers: the result (200), or 202 with a job status URL when async. */
+export async function handleUpload(deps: WebDeps, req: Request, res: Response, user: AuthenticatedUser, options: UploadOptions): Promise<void> {
   const explicitId = options.publicId !== undefined ? validatePublicId(options.publicId) : undefined;
   const received = await receiveUpload(req, deps.storage, maxUploadBytesFor(deps, user));
+  let data: UploadFinalizeJobData;
   try {
     const publicId = explicitId ?? (received.fields.public_id ? validatePublicId(received.fields.public_id) : publicIdFromFilename(received.filename));
-    const projectId = options.resolveProject ? await options.resolveProject(received.fields) : null;
-    const result = await deps.jobs.run(
-      QUEUE_NAMES.uploadFinalize,
-      {
-        uploadId: received.uploadId,
-        userId: user.userId,
-        publicId,
-        stagingKey: received.stagingKey,
-        stagedBytes: received.size,
-        projectId,
-        maxInputPixels: deps.config.maxInputPixels,
-        storageQuotaBytes: planById(user.plan).storage_bytes,
-      },
-      { jobId: `up-${received.uploadId}`, priority: options.priority },
-    );
-    return { ...result, publicUrl: deps.storage.publicUrl(result.storageKey) };
+    const project = options.resolveProject ? await options.resolveProject(received.fields) : null;
+    data = {
+      uploadId: received.uploadId,
+      userId: user.userId,
+      publicId,
+      stagingKey: received.stagingKey,
+      stagedBytes: received.size,
+      projectId: project?.id ?? null,
+      maxInputPixels: deps.config.maxInputPixels,
+      storageQuotaBytes: planById(user.plan).storage_bytes,
+      api: options.api,
+      projectSlug: project?.slug ?? null,
+    };
   } catch (err) {
-    // Refused before the job ran (bad public id, project): nothing may stay behind.
+    // Refused before the job: nothing may stay behind.
     await deps.storage.delete(received.stagingKey).catch(() => undefined);
+    throw err;
+  }
+  const jobId = `up-${received.uploadId}`;
+  const runOptions = { jobId, priority: priorityOf(req) };
+  try {
+    if (wantsAsync(req)) {
+      await deps.jobs.enqueue(QUEUE_NAMES.uploadFinalize, data, runOptions);
+      res.status(202).setHeader('Location', `${deps.config.baseUrl}/jobs/${jobId}`);
+      res.json({ job_id: jobId, state: 'queued', status_url: `${deps.config.baseUrl}/jobs/${jobId}` });
+      return;
+    }
+    const result = await deps.jobs.run(QUEUE_NAMES.uploadFinalize, data, runOptions);
+    res.json(uploadBody(deps.storage, result, options.api, data.projectSlug));
+  } catch (err) {
+    // Not queued (back-pressure, Redis down): the staged bytes must not linger.
+    const queued = await deps.jobs.queues[QUEUE_NAMES.uploadFinalize].getJob(jobId).catch(() => null);
+    if (!queued) await deps.storage.delete(received.stagingKey).catch(() => undefined);
     throw err;
   }
 }
