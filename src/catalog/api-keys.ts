@@ -9,6 +9,8 @@ export interface Credential {
   key: string;
   secret: string;
   plan: string;
+  /** Id of the key record: the `kid` of signed URLs (the client SDK needs it with the secret to sign). */
+  keyId: string;
 }
 
 export interface AuthenticatedUser {
@@ -47,9 +49,9 @@ export async function createCredential(catalog: Catalog, userId: string, plan?: 
   await ensureUser(catalog, userId, plan);
   const key = randomToken('pk', 24);
   const secret = randomToken('sk', 32);
-  await catalog.apiKeys.create({ keyHash: hashKey(key), keyPrefix: key.slice(0, 10), userId, secret, revokedAt: null });
+  const doc = await catalog.apiKeys.create({ keyHash: hashKey(key), keyPrefix: key.slice(0, 10), userId, secret, revokedAt: null });
   const user = await catalog.users.findById(userId).lean();
-  return { userId, key, secret, plan: user?.plan ?? 'free' };
+  return { userId, key, secret, plan: user?.plan ?? 'free', keyId: String(doc._id) };
 }
 
 /** Makes a known key/secret pair exist (API_KEYS_SEED); repeated calls change nothing. */

@@ -1,5 +1,6 @@
 // Catalog operations on images and derivatives. Each step is one atomic single-document update,
 // ordered so that a job that runs twice (crash, stalled lock, retry) changes nothing the 2nd time.
+import { randomBytes, randomInt } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
@@ -13,6 +14,25 @@ export function baseImageKey(userId: string, publicId: string, extension: string
 /** Prefix shared by every derivative of one stored original (any version). */
 export function derivativePrefix(storageKey: string): string {
   return `${storageKey}&v=`;
+}
+
+let idCounter = randomInt(0, 0xffffff);
+
+/**
+ * A new imageId. Listings are newest first by _id, but a standard ObjectId orders only by the
+ * second and then by a per-process random part, so images recorded by different worker processes
+ * within one second come out in random order. This one keeps the ObjectId layout's leading
+ * seconds and adds milliseconds: 4 bytes seconds, 2 bytes milliseconds, 3 bytes per-process
+ * counter (order within a process and millisecond), 3 random bytes.
+ */
+export function newImageId(now = Date.now()): Types.ObjectId {
+  const id = Buffer.alloc(12);
+  id.writeUInt32BE(Math.floor(now / 1000), 0);
+  id.writeUInt16BE(now % 1000, 4);
+  idCounter = (idCounter + 1) & 0xffffff;
+  id.writeUIntBE(idCounter, 6, 3);
+  randomBytes(3).copy(id, 9);
+  return new Types.ObjectId(id);
 }
 
 export interface RecordUploadInput {
@@ -72,7 +92,7 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput): 
     if (!image) return recordUpload(catalog, input);
   } else {
     try {
-      const created = await catalog.images.create({ userId: input.userId, publicId: input.publicId, ...set });
+      const created = await catalog.images.create({ _id: newImageId(), userId: input.userId, publicId: input.publicId, ...set });
       image = created.toObject();
     } catch (err) {
       if ((err as { code?: number }).code === 11000) return recordUpload(catalog, input);

@@ -40,6 +40,36 @@ export const addStorageUsage = (catalog: Catalog, userId: string, delta: UsageDe
 export const addMonthlyUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
   apply(catalog, userId, currentPeriod(), delta, opId);
 
+/**
+ * Holds `bytes` of storage for an upload in progress, only if the total stays within `quotaBytes`.
+ * Check and increment are one conditional update, so concurrent uploads cannot pass the quota
+ * together (a read-then-check can). Keyed by uploadId: a re-run of the job finds its own hold.
+ * The hold is counted in storageBytes until releaseStorageHold (after the upload's own delta is
+ * applied, or when it fails). Returns false when the quota would be exceeded.
+ */
+export async function holdStorage(catalog: Catalog, userId: string, uploadId: string, bytes: number, quotaBytes: number): Promise<boolean> {
+  if (bytes <= 0) return true;
+  const id = docId(userId, 'total');
+  const field = `holds.${uploadId}`;
+  await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period: 'total', ops: [] } }, { upsert: true });
+  const res = await catalog.usage.updateOne(
+    { _id: id, [field]: { $exists: false }, storageBytes: { $lte: quotaBytes - bytes } },
+    { $inc: { storageBytes: bytes }, $set: { [field]: bytes } },
+  );
+  if (res.modifiedCount === 1) return true;
+  return (await catalog.usage.exists({ _id: id, [field]: { $exists: true } })) !== null;
+}
+
+/** Releases the hold of an upload (idempotent; nothing when there is none). */
+export async function releaseStorageHold(catalog: Catalog, userId: string, uploadId: string): Promise<void> {
+  const id = docId(userId, 'total');
+  const field = `holds.${uploadId}`;
+  const doc = await catalog.usage.findOne({ _id: id, [field]: { $exists: true } }, { holds: 1 }).lean();
+  const held = doc?.holds?.[uploadId];
+  if (typeof held !== 'number') return;
+  await catalog.usage.updateOne({ _id: id, [field]: held }, { $inc: { storageBytes: -held }, $unset: { [field]: 1 } });
+}
+
 export async function readUsage(catalog: Catalog, userId: string) {
   const period = currentPeriod();
   const [total, month] = await Promise.all([

@@ -2,7 +2,7 @@
 // nothing remains). Idempotent: a re-run after a crash finds the catalog entry and finishes.
 import type { Job } from 'bullmq';
 import { baseImageKey, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
-import { readUsage } from '../../src/catalog/usage.js';
+import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/usage.js';
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
 import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-types.js';
@@ -27,9 +27,10 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       const info = await inspectUpload(bytes, data.maxInputPixels);
       const existing = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId }).lean();
       if (!existing || existing.uploadId !== data.uploadId) {
-        const usage = await readUsage(catalog, data.userId);
+        // Held atomically against the quota until the upload's own usage delta is applied below.
         const growth = bytes.length - (existing?.bytes ?? 0);
-        if (usage.storageBytes + growth > data.storageQuotaBytes) {
+        if (!(await holdStorage(catalog, data.userId, data.uploadId, growth, data.storageQuotaBytes))) {
+          const usage = await readUsage(catalog, data.userId);
           throw new ServiceError('forbidden', `Storage quota exceeded: ${usage.storageBytes + growth} bytes would exceed the plan's ${data.storageQuotaBytes} bytes`);
         }
       }
@@ -48,6 +49,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         checksum: info.checksum,
         storageKey,
       });
+      await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {
         // Replaced: old derivatives must never be served again, and a different extension leaves an old object.
         await purgeDerivatives(catalog, storage, previous, image.version);
@@ -59,6 +61,8 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       await storage.delete(data.stagingKey);
       return toResult(image, previous !== null);
     } catch (err) {
+      // A retry takes a new hold (and checks the quota again).
+      await releaseStorageHold(catalog, data.userId, data.uploadId).catch(() => undefined);
       if (err instanceof ServiceError) await storage.delete(data.stagingKey).catch(() => undefined);
       throw err;
     }

@@ -15,6 +15,8 @@ export interface UsageDoc {
   bandwidthBytes: number;
   transformations: number;
   ops: string[];
+  /** Storage held for uploads in progress (uploadId → bytes, already inside storageBytes); see usage.ts. */
+  holds?: Record<string, number>;
 }
 
 const usageSchema = new Schema<UsageDoc>(
@@ -28,6 +30,7 @@ const usageSchema = new Schema<UsageDoc>(
     bandwidthBytes: { type: Number, default: 0 },
     transformations: { type: Number, default: 0 },
     ops: { type: [String], default: [] },
+    holds: { type: Schema.Types.Mixed, default: undefined },
   },
   { versionKey: false },
 );

@@ -1,11 +1,12 @@
 // Set B image routes: GET /image/test, GET /image/{path}, GET /image/demo/{path}, GET /cdn/{image_id}.
 import type { Request, Response } from 'express';
+import type { ImageDoc } from '../../catalog/models/image.model.js';
 import type { Config } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import { formatFromExtension, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
 import { currentUser } from '../middleware/auth.js';
 import { sendStoredImage } from '../services/image-responder.js';
-import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, statDerivative, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -32,6 +33,7 @@ async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepa
     ownerId: prepared.image.userId,
     cacheControl: 'public, max-age=31536000, immutable',
     varyAccept: prepared.dependsOnAccept,
+    object: outcome.object,
   });
 }
 
@@ -125,12 +127,41 @@ export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number) 
     const image = await findImageById(deps, String(req.params.image_id));
     const query = res.locals.query as SetBQuery;
     const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'));
-    if (!(await deps.storage.stat(prepared.key))) {
-      const created = await deps.catalog.derivatives.countDocuments({ imageId: image._id, origin: 'public' });
-      if (created >= maxPublicDerivatives) {
-        throw new ServiceError('forbidden', `This image already has ${created} public derivatives (limit ${maxPublicDerivatives}); use an existing size or an API key`);
-      }
+    const admitted = (await statDerivative(deps, prepared.key)) ? null : await admitPublicDerivative(deps, image, prepared.key, maxPublicDerivatives);
+    try {
+      await serveDerivative(deps, req, res, prepared, 'public');
+    } catch (err) {
+      // Not created after all: give the slot back.
+      if (admitted) await deps.redis.srem(admitted, prepared.key).catch(() => undefined);
+      throw err;
     }
-    await serveDerivative(deps, req, res, prepared, 'public');
   };
+}
+
+// Admits a new public derivative atomically (a count-then-create lets concurrent requests for
+// different sizes all pass). KEYS[1]: recent admissions of the image; ARGV: the derivative key,
+// the cap, its TTL, then the keys of the image's public derivatives already in the catalog. The
+// union of both is what counts: a derivative finished after the catalog read is still in the set.
+const ADMIT_PUBLIC_DERIVATIVE = `
+local known, n = {}, 0
+for i = 4, #ARGV do if not known[ARGV[i]] then known[ARGV[i]] = true; n = n + 1 end end
+if known[ARGV[1]] or redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do if not known[k] then known[k] = true; n = n + 1 end end
+if n >= tonumber(ARGV[2]) then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1`;
+
+/** Returns the Redis set the key was admitted to, or throws 403 when the image is at its cap. */
+async function admitPublicDerivative(deps: WebDeps, image: ImageDoc, key: string, max: number): Promise<string> {
+  const refuse = (count: number) =>
+    new ServiceError('forbidden', `This image already has ${count} public derivatives (limit ${max}); use an existing size or an API key`);
+  const existing = await deps.catalog.derivatives.find({ imageId: image._id, origin: 'public' }, { _id: 1 }).limit(max).lean();
+  if (existing.length >= max) throw refuse(existing.length);
+  const setKey = `pictor:pubderiv:${String(image._id)}:${image.version}`;
+  // Kept well past a job's time limit, so every admitted derivative is in the catalog by then.
+  const ttlSeconds = Math.max(600, Math.ceil((2 * deps.config.jobTimeoutMs) / 1000));
+  const ok = await deps.redis.eval(ADMIT_PUBLIC_DERIVATIVE, 1, setKey, key, String(max), String(ttlSeconds), ...existing.map((d) => d._id));
+  if (ok !== 1) throw refuse(max);
+  return setKey;
 }
