@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bench/**', 'test-output/**', 'src/web/dashboard/vendor/**'] },
+  { ignores: ['.scratch*/**', '*.tmp.mjs', 'dist/**', 'node_modules/**', 'data/**', 'bench/**', 'test-output/**', 'src/web/dashboard/vendor/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

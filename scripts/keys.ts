@@ -24,8 +24,8 @@ async function main() {
       case 'create': {
         if (!values.user) throw new Error('create needs --user <id>');
         const cred = await createCredential(catalog, values.user, values.plan);
-        if (values.json) process.stdout.write(JSON.stringify({ user_id: cred.userId, key: cred.key, secret: cred.secret, plan: cred.plan }) + '\n');
-        else process.stdout.write(`user   ${cred.userId} (plan ${cred.plan})\nkey    ${cred.key}\nsecret ${cred.secret}\nStore both now: the key is kept only as a hash.\n`);
+        if (values.json) process.stdout.write(JSON.stringify({ user_id: cred.userId, key: cred.key, secret: cred.secret, plan: cred.plan, key_id: cred.keyId }) + '\n');
+        else process.stdout.write(`user   ${cred.userId} (plan ${cred.plan})\nkey    ${cred.key}\nsecret ${cred.secret}\nkey id ${cred.keyId} (for signing URLs with the client SDK)\nStore both now: the key is kept only as a hash.\n`);
         break;
       }
       case 'list': {

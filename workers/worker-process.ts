@@ -1,5 +1,6 @@
-// One worker process: BullMQ workers for the queues it serves, sharing one catalog connection,
-// one storage driver and one Redis connection (duplicated per worker as BullMQ needs).
+// One worker process: BullMQ workers for the queues it serves, sharing one catalog connection and
+// one storage driver; each BullMQ worker gets its own blocking Redis connection, and the heartbeat
+// uses a fail-fast one (so it can neither queue beats nor hang the shutdown while Redis is away).
 import { Worker, type Processor } from 'bullmq';
 import os from 'node:os';
 import sharp from 'sharp';
@@ -7,7 +8,8 @@ import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
 import type { Config } from '../src/config.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
-import { createBlockingConnection } from '../src/jobs/redis-connection.js';
+import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
+import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { ProcessorContext } from './processors/processor-context.js';
@@ -19,7 +21,9 @@ import type { Redis } from 'ioredis';
 export class WorkerProcess {
   private workers: Worker[] = [];
   private heartbeat: WorkerHeartbeat | null = null;
+  private metrics: JobMetricsPublisher | null = null;
   private connection: Redis | null = null;
+  private workerConnections: Redis[] = [];
   private catalog: Catalog | null = null;
   private closing: Promise<void> | null = null;
 
@@ -38,20 +42,27 @@ export class WorkerProcess {
     this.catalog = await Catalog.connect(config.mongoUrl);
     const storage = createStorage(config);
     const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log };
-    this.connection = createBlockingConnection(config.redisUrl);
+    this.connection = createQueueConnection(config.redisUrl);
+    this.connection.on('error', (err) => this.log.debug({ err: err.message }, 'heartbeat redis connection error'));
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,
       [QUEUE_NAMES.transform]: guarded(transformProcessor(ctx)) as Processor,
     };
+    // Job metrics reach the front door's /metrics through Redis (see src/jobs/job-metrics.ts).
+    this.metrics = new JobMetricsPublisher(this.connection, `${os.hostname()}:${process.pid}`, config.heartbeatMs);
     const passport = await this.loadPassportProcessor(ctx);
     if (passport) processors[QUEUE_NAMES.passport] = passport;
     for (const name of this.queues) {
       const processor = processors[name];
       if (!processor) continue;
+      const connection = createBlockingConnection(config.redisUrl);
+      // BullMQ reports connection errors as worker 'error' events (logged below) while it runs.
+      connection.on('error', () => undefined);
+      this.workerConnections.push(connection);
       const worker = new Worker(name, processor, {
         // Recorded on every job it takes (job.processedBy): which process ran it.
         name: `${os.hostname()}:${process.pid}`,
-        connection: this.connection.duplicate(),
+        connection,
         prefix: REDIS_PREFIX,
         concurrency: config.workerConcurrency,
         lockDuration: config.jobLockMs,
@@ -60,11 +71,13 @@ export class WorkerProcess {
       });
       worker.on('failed', (job, err) => this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
+      this.metrics.attach(worker, name);
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
     this.heartbeat = new WorkerHeartbeat(this.connection, config.heartbeatMs, { queues: [...this.queues], concurrency: config.workerConcurrency });
     this.heartbeat.start();
+    this.metrics.start();
     this.log.info({ queues: this.queues, concurrency: config.workerConcurrency, sharpThreads: threads }, 'worker ready');
   }
 
@@ -75,13 +88,25 @@ export class WorkerProcess {
     return guarded(mod.passportProcessor(ctx)) as Processor;
   }
 
-  /** SIGTERM: stop taking work, let active jobs finish, then close workers → Redis → catalog. */
+  /**
+   * SIGTERM: stop taking work, let active jobs finish, then close workers → Redis → catalog.
+   * With Redis away a job can be neither completed nor handed back (its lock lapses and BullMQ
+   * retries it as stalled), so waiting would only hang the shutdown: close at once instead.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.log.info('worker shutting down: finishing active jobs');
+      const connection = this.connection;
+      const redisUp = connection?.status === 'ready';
+      this.log.info({ redisUp }, redisUp ? 'worker shutting down: finishing active jobs' : 'worker shutting down: Redis is unreachable, active jobs are left to be retried');
+      // Stop fetching at once (active jobs go on), then withdraw the heartbeat.
+      const closed = Promise.all(this.workers.map((w) => w.close(!redisUp)));
       await this.heartbeat?.stop();
-      await Promise.all(this.workers.map((w) => w.close()));
-      await this.connection?.quit().catch(() => undefined);
+      await this.metrics?.stop();
+      const redisLost = new Promise<void>((resolve) => connection?.once('close', () => resolve()));
+      await Promise.race([closed, redisLost]);
+      for (const c of this.workerConnections) c.disconnect();
+      if (connection?.status === 'ready') await connection.quit().catch(() => undefined);
+      else connection?.disconnect();
       await this.catalog?.close().catch(() => undefined);
       this.log.info('worker stopped');
     })();

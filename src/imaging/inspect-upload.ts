@@ -15,7 +15,6 @@ export interface InspectedUpload {
   hasAlpha: boolean;
 }
 
-export const ACCEPTED_UPLOAD_MIME = ['image/jpeg', 'image/png', 'image/webp', 'image/avif'] as const;
 
 export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Promise<InspectedUpload> {
   let meta: Metadata;

@@ -82,6 +82,9 @@ export interface TransformPlan {
   opt: boolean;
 }
 
+/** Upload types accepted (by their bytes): the four formats we can also produce. */
+export const ACCEPTED_UPLOAD_MIME = ['image/jpeg', 'image/png', 'image/webp', 'image/avif'] as const;
+
 export const FORMAT_EXTENSION: Record<OutputFormat, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' };
 export const FORMAT_MIME: Record<OutputFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', avif: 'image/avif' };
 

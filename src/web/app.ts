@@ -10,6 +10,10 @@ import { setBRoutes } from './routes/set-b.routes.js';
 import { passportRoutes } from './routes/passport.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
 import { statusRoutes } from './routes/status.routes.js';
+import { dashboardRoutes } from './routes/dashboard.routes.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import { monitoringRoutes } from './routes/monitoring.routes.js';
+import { createFrontDoorMetrics } from './monitoring/metrics.js';
 import type { WebDeps } from './web-deps.js';
 
 export function createApp(deps: WebDeps): Express {
@@ -19,6 +23,8 @@ export function createApp(deps: WebDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(deps.log));
+  const metrics = createFrontDoorMetrics(deps);
+  app.use(metrics.middleware);
   app.use(express.json({ limit: '100kb' }));
   const keys = new KeyCache(deps.catalog, deps.config.apiKeyCacheMs);
 
@@ -27,10 +33,13 @@ export function createApp(deps: WebDeps): Express {
   app.use(setBRoutes(deps, keys));
   app.use(passportRoutes(deps));
   app.use(jobsRoutes(deps, keys));
+  app.use(docsRoutes(deps));
+  app.use(monitoringRoutes(deps, metrics));
   if (deps.config.storageDriver === 'local') {
     const cdnPath = new URL(deps.config.cdnUrl).pathname.replace(/\/+$/, '');
     if (cdnPath) app.get(`${cdnPath}/*splat`, pathSet('B'), cdnFilesController(deps, cdnPath));
   }
+  app.use('/dashboard', dashboardRoutes());
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -16,6 +16,7 @@ export function requestContext(log: Logger) {
     // Keys never reach the logs.
     redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    autoLogging: { ignore: (req) => req.url === '/health' },
+    // Probes and scrapes every few seconds would drown the request log.
+    autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
   });
 }

@@ -1,7 +1,7 @@
 // Decides an upload's type from its bytes (magic numbers), never from its name or declared type.
 import { fileTypeFromBuffer } from 'file-type';
 import { ServiceError } from '../../errors.js';
-import { ACCEPTED_UPLOAD_MIME } from '../../imaging/inspect-upload.js';
+import { ACCEPTED_UPLOAD_MIME } from '../../imaging/params.js';
 
 export const SNIFF_BYTES = 4100;
 

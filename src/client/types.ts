@@ -1,0 +1,229 @@
+// Request and response shapes of the Pictor API, as the SDK sees them (README "Decisions").
+import type { FitMode, FORMAT_VALUES } from '../imaging/params.js';
+
+export type FormatParam = (typeof FORMAT_VALUES)[number];
+
+/** Parameters of `/transform` and of signed URLs (set A). */
+export interface TransformParams {
+  /** Width, 1-4200. Only `w`: keeps the aspect ratio. */
+  w?: number;
+  /** Height, 1-4200. `w` and `h`: exactly w×h, cropped to fill from the centre. */
+  h?: number;
+  /** Quality 1-100 (default 80). */
+  q?: number;
+  /** Output format; `auto` negotiates (AVIF > WebP > original) from Accept. */
+  f?: FormatParam;
+  /** Gaussian blur 0-100. */
+  blur?: number;
+  /** Sharpen 0-100. */
+  sharp?: number;
+  /** Brightness -100..100. */
+  bri?: number;
+  /** Contrast -100..100. */
+  con?: number;
+  /** Saturation -100..100. */
+  sat?: number;
+  /** Hue rotation 0-360. */
+  hue?: number;
+  /** Gamma 1.0-3.0 (2.2 = unchanged). */
+  gamma?: number;
+}
+
+/** Parameters of `/image/{path}` and `/cdn/{imageId}` (set B): set A's plus `fit` and `opt`. */
+export interface ImageParams extends TransformParams {
+  /** How the image fits a w×h box (default contain). */
+  fit?: FitMode;
+  /** Smart optimization: best accepted format, per-format quality, metadata stripped. */
+  opt?: boolean;
+}
+
+/** What `upload` and `passport.process` accept: a Blob/File, or bytes (Node Buffer, Uint8Array, ArrayBuffer). */
+export type UploadInput = Blob | ArrayBuffer | ArrayBufferView;
+
+export interface UploadOptions {
+  /** Custom public id (`/`-separated segments of letters, digits, `_`, `-`, `.`); default: the file name. */
+  publicId?: string;
+  /** Project name (created when missing); default: the `default` project. */
+  project?: string;
+  /** File name sent with bytes (a File's own name is used otherwise). */
+  filename?: string;
+  /** MIME type sent with bytes (the service decides the type from the bytes anyway). */
+  contentType?: string;
+}
+
+export interface UploadResult {
+  success: boolean;
+  error: string;
+  public_url: string;
+  /** The same URL under the name of the spec's worked examples. */
+  cdn_url: string;
+  size: number;
+  content_type: string;
+  imageId: string;
+  project: string;
+  public_id: string;
+  width: number;
+  height: number;
+  checksum: string;
+}
+
+export interface TransformResult {
+  success: boolean;
+  error: string;
+  public_url: string;
+  size: number;
+  content_type: string;
+}
+
+export interface SrcsetOptions {
+  /** Widths in the order wanted (default 400, 800, 1200). */
+  widths?: number[];
+  f?: FormatParam;
+  q?: number;
+  /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
+  sizes?: string;
+}
+
+export interface SrcsetResult {
+  srcset: string;
+  sizes: string;
+  default: string;
+}
+
+export interface ImageRecord {
+  imageId: string;
+  public_url: string;
+  public_id: string;
+  project: string;
+  format: string;
+  width: number;
+  height: number;
+  size: number;
+  checksum?: string;
+  created_at: string;
+}
+
+export interface ImagePage {
+  images: ImageRecord[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export interface ListImagesOptions {
+  /** Project slug. */
+  project?: string;
+  /** 1-100 (default 50). */
+  limit?: number;
+  /** `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface DeleteImagesResult {
+  deleted: string[];
+  not_found: string[];
+}
+
+export interface Project {
+  projectId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  image_count: number;
+  created_at: string;
+}
+
+export interface DeleteProjectResult {
+  deleted: boolean;
+  projectId: string;
+  images_moved: number;
+  images_deleted: number;
+}
+
+export interface Usage {
+  storage_bytes: number;
+  image_count: number;
+  derivative_count: number;
+  bandwidth_bytes: number;
+  transformations: number;
+  period_start: string;
+  plan: string;
+  limits: {
+    storage_bytes: number;
+    bandwidth_bytes_per_month: number;
+    transformations_per_month: number;
+    max_upload_bytes: number;
+  };
+}
+
+export interface Plan {
+  id: string;
+  name: string;
+  price_usd_per_month: number;
+  storage_bytes: number;
+  bandwidth_bytes_per_month: number;
+  transformations_per_month: number;
+  max_upload_bytes: number;
+}
+
+export interface KeyInfo {
+  valid: boolean;
+  user_id: string;
+  plan: string;
+}
+
+export type PassportCountry = 'usa' | 'india' | 'india_visa';
+
+export interface FaceBox {
+  /** Normalized 0-1 in the source image. */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface PassportOptions {
+  country?: PassportCountry;
+  includePrintSheet?: boolean;
+  /** Replace the background with the spec's colour (default true). */
+  removeBackground?: boolean;
+  /** Mild exposure, white balance and sharpening (default true). */
+  enhance?: boolean;
+  /** Manual face box instead of detection. */
+  faceBox?: FaceBox;
+  /** Overrides the client's `demoToken`. */
+  demoToken?: string;
+  filename?: string;
+}
+
+export interface ComplianceCheck {
+  name: string;
+  passed: boolean;
+  value: number | string | null;
+  expected: string;
+}
+
+export interface PassportImage {
+  /** `data:image/jpeg;base64,…` */
+  data_url: string;
+  width: number;
+  height: number;
+  dpi: number;
+}
+
+export interface PassportResult {
+  success: boolean;
+  country: PassportCountry;
+  spec: Record<string, unknown> & { name: string };
+  /** The face found (or given) in the source image; coordinates normalized 0-1. */
+  face: { box: FaceBox; confidence?: number; keypoints?: Record<string, { x: number; y: number }>; detector?: string } | null;
+  measurements: Record<string, unknown>;
+  checks: ComplianceCheck[];
+  warnings: string[];
+  photo: PassportImage & { bytes: number; format: string; quality: number };
+  print_sheet: (PassportImage & { copies: number }) | null;
+}
+
+export interface PassportSpecs {
+  countries: PassportCountry[];
+  specs: Record<PassportCountry, Record<string, unknown> & { name: string }>;
+}

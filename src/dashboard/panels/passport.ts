@@ -1,0 +1,157 @@
+// Passport demo: an uploaded photo or a URL, a country and the options; shows the source with the
+// face box, the photo, the print sheet and the compliance checks. No API key: the request goes
+// from this page's origin (the browser sends Origin/Referer, which DEMO_ORIGINS must list) or
+// carries a pasted demo token (kept in session storage).
+import type { PassportCountry, PassportOptions, PassportResult } from '../../client/index.js';
+import { $, errorText, formatBytes, h, setStatus } from '../dom.js';
+import { session } from '../session.js';
+import type { Panel } from '../main.js';
+
+let sourceUrl = '';
+let specsLoaded = false;
+
+function sourceMode(): 'file' | 'url' {
+  return $<HTMLInputElement>('pp-source-url').checked ? 'url' : 'file';
+}
+
+function faceBox(): PassportOptions['faceBox'] | null | 'partial' {
+  const values = ['x', 'y', 'width', 'height'].map((k) => $<HTMLInputElement>(`pp-face-${k}`).value.trim());
+  if (values.every((v) => v === '')) return null;
+  if (values.some((v) => v === '')) return 'partial';
+  const [x, y, width, height] = values.map(Number);
+  return { x, y, width, height };
+}
+
+function render(result: PassportResult): void {
+  const img = $<HTMLImageElement>('pp-source-img');
+  img.src = sourceUrl;
+  const box = $('pp-face-box');
+  if (result.face) {
+    const b = result.face.box;
+    box.hidden = false;
+    box.style.left = `${b.x * 100}%`;
+    box.style.top = `${b.y * 100}%`;
+    box.style.width = `${b.width * 100}%`;
+    box.style.height = `${b.height * 100}%`;
+    const conf = result.face.confidence !== undefined ? `, confidence ${(result.face.confidence * 100).toFixed(0)} %` : '';
+    $('pp-source-caption').textContent = `Source with the face box (x ${b.x.toFixed(2)}, y ${b.y.toFixed(2)}, ${b.width.toFixed(2)}×${b.height.toFixed(2)}${conf})`;
+  } else {
+    box.hidden = true;
+    $('pp-source-caption').textContent = 'Source';
+  }
+  const photo = result.photo;
+  $<HTMLImageElement>('pp-photo').src = photo.data_url;
+  $<HTMLImageElement>('pp-photo').alt = `Passport photo for ${result.spec.name}`;
+  $<HTMLAnchorElement>('pp-photo-download').href = photo.data_url;
+  $('pp-photo-caption').textContent = `${photo.width}×${photo.height} px at ${photo.dpi} dpi · ${formatBytes(photo.bytes)} · ${result.spec.name}`;
+  const sheet = result.print_sheet;
+  $('pp-sheet-figure').hidden = !sheet;
+  if (sheet) {
+    $<HTMLImageElement>('pp-sheet-img').src = sheet.data_url;
+    $<HTMLAnchorElement>('pp-sheet-download').href = sheet.data_url;
+    $('pp-sheet-caption').textContent = `4×6 in sheet · ${sheet.copies} copies · ${sheet.width}×${sheet.height} px`;
+  }
+  $('pp-checks')
+    .querySelector('tbody')!
+    .replaceChildren(
+      ...result.checks.map((c) =>
+        h(
+          'tr',
+          { 'data-check': c.name, 'data-passed': String(c.passed) },
+          h('th', { scope: 'row' }, c.name.replace(/_/g, ' ')),
+          // Text, not only colour: "Pass" / "Fail".
+          h('td', { class: c.passed ? 'check-pass' : 'check-fail' }, c.passed ? '✓ Pass' : '✗ Fail'),
+          h('td', {}, c.value === null ? '—' : String(c.value)),
+          h('td', {}, c.expected),
+        ),
+      ),
+    );
+  $('pp-warnings').replaceChildren(...(result.warnings.length ? result.warnings.map((w) => h('li', {}, w)) : [h('li', {}, 'None.')]));
+  $('pp-result').hidden = false;
+}
+
+async function submit(): Promise<void> {
+  const status = $('pp-status');
+  const token = $<HTMLInputElement>('pp-token').value.trim();
+  session.setDemoToken(token);
+  const box = faceBox();
+  if (box === 'partial') {
+    setStatus(status, 'Give all four face box values, or none.', 'error');
+    return;
+  }
+  const options: PassportOptions = {
+    country: $<HTMLSelectElement>('pp-country').value as PassportCountry,
+    includePrintSheet: $<HTMLInputElement>('pp-sheet').checked,
+    removeBackground: $<HTMLInputElement>('pp-remove-bg').checked,
+    enhance: $<HTMLInputElement>('pp-enhance').checked,
+    faceBox: box ?? undefined,
+    demoToken: token || undefined,
+  };
+  let input: File | { src: string };
+  if (sourceMode() === 'url') {
+    const url = $<HTMLInputElement>('pp-url').value.trim();
+    if (!url) {
+      setStatus(status, 'Enter the photo URL.', 'error');
+      $('pp-url').focus();
+      return;
+    }
+    input = { src: url };
+    sourceUrl = url;
+  } else {
+    const file = $<HTMLInputElement>('pp-file').files?.[0];
+    if (!file) {
+      setStatus(status, 'Choose a portrait photo.', 'error');
+      $('pp-file').focus();
+      return;
+    }
+    input = file;
+    if (sourceUrl.startsWith('blob:')) URL.revokeObjectURL(sourceUrl);
+    sourceUrl = URL.createObjectURL(file);
+  }
+  const button = $<HTMLButtonElement>('pp-submit');
+  button.disabled = true;
+  setStatus(status, 'Processing (face detection, crop, background, checks)…');
+  try {
+    const result = await (session.client ?? session.anonymous).passport.process(input, options);
+    render(result);
+    const failed = result.checks.filter((c) => !c.passed).length;
+    setStatus(status, failed === 0 ? `Done: all ${result.checks.length} checks passed.` : `Done: ${failed} of ${result.checks.length} checks failed.`, failed === 0 ? 'ok' : 'info');
+  } catch (err) {
+    const hint = err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 403 ? ' Ask the operator to add this origin to DEMO_ORIGINS, or paste the demo token.' : '';
+    setStatus(status, errorText(err) + hint, 'error');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+export const passportPanel: Panel = {
+  id: 'passport',
+  needsKey: false,
+  init() {
+    const sync = () => {
+      const url = sourceMode() === 'url';
+      $('pp-url-row').hidden = !url;
+      $('pp-file-row').hidden = url;
+    };
+    $('pp-source-file').addEventListener('change', sync);
+    $('pp-source-url').addEventListener('change', sync);
+    $<HTMLInputElement>('pp-token').value = session.demoToken();
+    $('pp-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void submit();
+    });
+  },
+  async show() {
+    if (specsLoaded) return;
+    try {
+      const specs = await session.anonymous.passport.specs();
+      const select = $<HTMLSelectElement>('pp-country');
+      const previous = select.value;
+      select.replaceChildren(...specs.countries.map((c) => new Option(`${specs.specs[c]?.name ?? c}`, c)));
+      select.value = specs.countries.includes(previous as PassportCountry) ? previous : specs.countries[0];
+      specsLoaded = true;
+    } catch (err) {
+      setStatus($('pp-status'), `Could not load the country list: ${errorText(err)}`, 'error');
+    }
+  },
+};

@@ -1,0 +1,147 @@
+// Prometheus metrics of the front door (prom-client), one registry per app so several apps in one
+// process (tests) never collide. Served by GET /metrics together with the workers' job metrics,
+// which the workers push through Redis (src/jobs/job-metrics.ts). Queue counts and worker memory
+// are read from Redis at scrape time (render), so they are exact whenever Prometheus looks.
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { workerMetricsText } from '../../jobs/job-metrics.js';
+import { ALL_QUEUES } from '../../jobs/queue-names.js';
+import { liveWorkers } from '../../jobs/worker-heartbeat.js';
+import type { WebDeps } from '../web-deps.js';
+
+/** BullMQ states reported per queue (completed/failed: as many as BullMQ keeps, see job-producer). */
+export const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'waiting-children', 'active', 'completed', 'failed'] as const;
+/** States that make a queue's depth: work accepted and not yet started. */
+const DEPTH_STATES = ['waiting', 'prioritized', 'delayed'] as const;
+
+const BYTES_SERVED = Symbol('pictor.bytesServed');
+
+type RouteRequest = Request & { route?: { path?: unknown } };
+
+/** The Express route pattern that handled a request (never the raw URL: bounded label values). */
+export function routeLabel(req: Request, res: Response): string {
+  const route = (req as RouteRequest).route;
+  if (route && route.path !== undefined) {
+    const pattern = Array.isArray(route.path) ? route.path.join('|') : String(route.path);
+    return `${req.baseUrl ?? ''}${pattern}` || '/';
+  }
+  // A middleware mount (static files, a sub-app) that answered by itself.
+  if (req.baseUrl) return `${req.baseUrl}/*`;
+  return res.statusCode === 404 ? '(unmatched)' : '(middleware)';
+}
+
+export interface FrontDoorMetrics {
+  registry: Registry;
+  /** Counts every request when it finishes; mount before the routes. */
+  middleware: (req: Request, res: Response, next: NextFunction) => void;
+  /** Prometheus text of the front door plus the workers' pushed job metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
+  const registry = new Registry();
+  // process_resident_memory_bytes, heap, event loop lag, GC… of the front door process.
+  collectDefaultMetrics({ register: registry });
+
+  const labels = ['method', 'route', 'status_code'] as const;
+  const requests = new Counter({ name: 'pictor_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: labels, registers: [registry] });
+  const duration = new Histogram({
+    name: 'pictor_http_request_duration_seconds',
+    help: 'HTTP request duration (until the response is sent) by route pattern, method and status',
+    labelNames: labels,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const cache = new Counter({
+    name: 'pictor_derivative_cache_total',
+    help: 'Transform requests answered from an existing derivative (hit) or by a new job (miss), from X-Cache',
+    labelNames: ['route', 'result'],
+    registers: [registry],
+  });
+  const bytesServed = new Counter({ name: 'pictor_image_bytes_served_total', help: 'Image bytes sent to clients (stored originals and derivatives)', labelNames: ['route'], registers: [registry] });
+
+  /** Redis away or slow: leave those gauges empty rather than fail or stall the scrape. */
+  const redisOk = async <T>(work: () => Promise<T>, timeoutMs = 2000): Promise<T | null> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([work(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)))]);
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const queueJobs = new Gauge({ name: 'pictor_queue_jobs', help: 'Jobs per queue and BullMQ state, read at scrape time (getJobCounts)', labelNames: ['queue', 'state'], registers: [registry] });
+  const queueDepth = new Gauge({
+    name: 'pictor_queue_depth',
+    help: 'Jobs accepted and not started yet (waiting + prioritized + delayed)',
+    labelNames: ['queue'],
+    registers: [registry],
+  });
+  const workers = new Gauge({ name: 'pictor_workers', help: 'Worker processes with a live heartbeat', registers: [registry] });
+  const workerMemory = new Gauge({
+    name: 'pictor_worker_resident_memory_bytes',
+    help: 'Resident memory of each live worker process (from its Redis heartbeat)',
+    labelNames: ['worker', 'queues'],
+    registers: [registry],
+  });
+
+  /** Reads queue counts and heartbeats from Redis right before each scrape is rendered. */
+  const refresh = async () => {
+    const [counts, live] = await Promise.all([
+      Promise.all(ALL_QUEUES.map((queue) => redisOk(() => deps.jobs.queues[queue].getJobCounts(...JOB_STATES)))),
+      redisOk(() => liveWorkers(deps.redis)),
+    ]);
+    queueJobs.reset();
+    queueDepth.reset();
+    ALL_QUEUES.forEach((queue, i) => {
+      const c = counts[i];
+      if (!c) return;
+      for (const state of JOB_STATES) queueJobs.set({ queue, state }, c[state] ?? 0);
+      queueDepth.set({ queue }, DEPTH_STATES.reduce((sum, state) => sum + (c[state] ?? 0), 0));
+    });
+    workerMemory.reset();
+    workers.reset();
+    if (live) {
+      workers.set(live.length);
+      for (const w of live) workerMemory.set({ worker: w.id, queues: w.queues.join(',') }, w.rssBytes);
+    }
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
+    const start = process.hrtime.bigint();
+    (res.locals as Record<symbol, unknown>)[BYTES_SERVED] = (n: number) => bytesServed.inc({ route: routeLabel(req, res) }, n);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const route = routeLabel(req, res);
+      const l = { method: req.method, route, status_code: String(res.statusCode) };
+      requests.inc(l);
+      duration.observe(l, Number(process.hrtime.bigint() - start) / 1e9);
+      const xCache = res.getHeader('X-Cache');
+      if (xCache === 'HIT' || xCache === 'MISS') cache.inc({ route, result: xCache === 'HIT' ? 'hit' : 'miss' });
+    };
+    res.once('finish', finish);
+    res.once('close', finish); // client hung up before the end
+    next();
+  };
+
+  return {
+    registry,
+    middleware,
+    async render() {
+      await refresh();
+      const own = await registry.metrics();
+      const fromWorkers = await redisOk(() => workerMetricsText(deps.redis));
+      return { contentType: registry.contentType, body: fromWorkers ? `${own}\n${fromWorkers}` : own };
+    },
+  };
+}
+
+/** Called by the image responder with the bytes it sent (a no-op outside a metered app). */
+export function countBytesServed(res: Response, bytes: number): void {
+  const count = (res.locals as Record<symbol, unknown> | undefined)?.[BYTES_SERVED];
+  if (typeof count === 'function' && bytes > 0) (count as (n: number) => void)(bytes);
+}

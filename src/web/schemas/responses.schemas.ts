@@ -1,0 +1,398 @@
+// Response-body JSON Schemas (200/202 bodies and error shapes). Source of the OpenAPI document's
+// responses; test/web/openapi.test.ts checks real answers of the service against them.
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
+
+const url = { type: 'string', format: 'uri', minLength: 1, maxLength: 2083 };
+const dateTime = { type: 'string', format: 'date-time' };
+const bytes = { type: 'number', minimum: 0 };
+
+// ── Error shapes ────────────────────────────────────────────────────────────────────────────
+
+/** Set A errors (`/upload`, `/transform`, `/generate/srcset`). */
+export const setAError = {
+  $id: 'SetAError',
+  type: 'object',
+  description: 'Set A error: 400/404/409/413/415/429 request_error, 401 unauthorized_error, 422 image_processing_error, 5xx server_error.',
+  properties: {
+    type: { type: 'string', enum: ['request_error', 'unauthorized_error', 'image_processing_error', 'server_error'] },
+    msg: { type: 'string' },
+    status_code: { type: 'integer' },
+  },
+  required: ['type', 'msg', 'status_code'],
+};
+
+/** Set B errors other than validation (every route outside set A). */
+export const setBError = {
+  $id: 'SetBError',
+  type: 'object',
+  properties: { detail: { type: 'string' } },
+  required: ['detail'],
+};
+
+/** Set B 422 (spec 2.9): every problem of header, query and body at once. */
+export const setBValidationError = {
+  $id: 'SetBValidationError',
+  type: 'object',
+  properties: {
+    detail: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          loc: { type: 'array', items: { type: ['string', 'integer'] }, description: 'Location: header | query | body | path, then the field name' },
+          msg: { type: 'string' },
+          type: { type: 'string', description: 'missing, greater_than_equal, less_than_equal, enum, int_type, string_too_long, value_error, …' },
+        },
+        required: ['loc', 'msg', 'type'],
+      },
+    },
+  },
+  required: ['detail'],
+};
+
+// ── Set A ───────────────────────────────────────────────────────────────────────────────────
+
+/** Upload result (spec 2.1); `cdn_url` repeats `public_url` (the spec's worked examples use that name). */
+export const uploadResultA = {
+  $id: 'UploadResult',
+  type: 'object',
+  properties: {
+    success: { type: 'boolean', default: false },
+    error: { type: 'string', default: '' },
+    public_url: url,
+    cdn_url: url,
+    size: bytes,
+    content_type: { type: 'string', default: 'image/webp' },
+  },
+  required: ['success', 'error', 'public_url', 'size', 'content_type'],
+};
+
+/** Set B upload result: the set A fields plus the catalog record. */
+export const uploadResultB = {
+  $id: 'CdnUploadResult',
+  type: 'object',
+  properties: {
+    ...uploadResultA.properties,
+    imageId: { type: 'string' },
+    project: { type: 'string', description: 'Project slug' },
+    public_id: { type: 'string' },
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    checksum: { type: 'string', description: 'SHA-256 of the stored bytes (hex)' },
+  },
+  required: [...uploadResultA.required, 'imageId', 'project', 'public_id', 'width', 'height'],
+};
+
+/** Transform result (spec 2.2). */
+export const transformResult = {
+  $id: 'TransformResult',
+  type: 'object',
+  properties: {
+    success: { type: 'boolean', default: false },
+    error: { type: 'string', default: '' },
+    public_url: url,
+    size: bytes,
+    content_type: { type: 'string', default: 'image/webp' },
+  },
+  required: ['success', 'error', 'public_url', 'size', 'content_type'],
+};
+
+/** Source-set result (spec 2.3). */
+export const srcsetResult = {
+  $id: 'SrcsetResult',
+  type: 'object',
+  properties: {
+    srcset: { type: 'string', default: '', description: 'Comma-separated `<signed transform URL> <width>w` entries, in the order of `w`' },
+    sizes: { type: 'string', default: '' },
+    default: { ...url, description: 'Fallback URL: the middle width (index floor((n-1)/2))' },
+  },
+  required: ['srcset', 'sizes', 'default'],
+};
+
+// ── Async jobs ──────────────────────────────────────────────────────────────────────────────
+
+/** 202 answer of `Prefer: respond-async` / `?async=true`. */
+export const jobAccepted = {
+  $id: 'JobAccepted',
+  type: 'object',
+  properties: {
+    job_id: { type: 'string' },
+    state: { type: 'string', enum: ['queued'] },
+    status_url: url,
+  },
+  required: ['job_id', 'state', 'status_url'],
+};
+
+export const jobStatus = {
+  $id: 'JobStatus',
+  type: 'object',
+  properties: {
+    job_id: { type: 'string' },
+    state: { type: 'string', enum: ['queued', 'waiting', 'prioritized', 'delayed', 'active', 'waiting-children', 'completed', 'failed'] },
+    attempts: { type: 'integer', description: 'While not finished: attempts made so far' },
+    result: { description: 'When completed: the body the synchronous call would have returned', anyOf: [{ $ref: '#/components/schemas/UploadResult' }, { $ref: '#/components/schemas/CdnUploadResult' }, { $ref: '#/components/schemas/TransformResult' }] },
+    error: {
+      type: 'object',
+      description: 'When failed: the error the synchronous call would have returned',
+      properties: { status: { type: 'integer' }, message: { type: 'string' } },
+      required: ['status', 'message'],
+    },
+  },
+  required: ['job_id', 'state'],
+};
+
+// ── Set B ───────────────────────────────────────────────────────────────────────────────────
+
+export const imageTestResult = {
+  $id: 'ImageTestResult',
+  type: 'object',
+  properties: { valid: { type: 'boolean' }, user_id: { type: 'string' }, plan: { type: 'string' } },
+  required: ['valid', 'user_id', 'plan'],
+};
+
+export const imageListResult = {
+  $id: 'ImageList',
+  type: 'object',
+  properties: {
+    images: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          imageId: { type: 'string' },
+          public_url: url,
+          public_id: { type: 'string' },
+          project: { type: 'string', description: 'Project slug' },
+          format: { type: 'string', enum: ['jpeg', 'png', 'webp', 'avif'] },
+          width: { type: 'integer' },
+          height: { type: 'integer' },
+          size: bytes,
+          checksum: { type: 'string' },
+          created_at: dateTime,
+        },
+        required: ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'created_at'],
+      },
+    },
+    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page' },
+    has_more: { type: 'boolean' },
+  },
+  required: ['images', 'next_cursor', 'has_more'],
+};
+
+export const deleteImagesResult = {
+  $id: 'DeleteImagesResult',
+  type: 'object',
+  properties: {
+    deleted: { type: 'array', items: { type: 'string' } },
+    not_found: { type: 'array', items: { type: 'string' }, description: "Unknown ids and other users' ids" },
+  },
+  required: ['deleted', 'not_found'],
+};
+
+export const usageResult = {
+  $id: 'Usage',
+  type: 'object',
+  properties: {
+    storage_bytes: bytes,
+    image_count: { type: 'integer' },
+    derivative_count: { type: 'integer' },
+    bandwidth_bytes: { ...bytes, description: 'This calendar month (UTC)' },
+    transformations: { type: 'integer', description: 'This calendar month (UTC)' },
+    period_start: dateTime,
+    plan: { type: 'string' },
+    limits: {
+      type: 'object',
+      properties: {
+        storage_bytes: bytes,
+        bandwidth_bytes_per_month: bytes,
+        transformations_per_month: { type: 'integer' },
+        max_upload_bytes: bytes,
+      },
+      required: ['storage_bytes', 'bandwidth_bytes_per_month', 'transformations_per_month', 'max_upload_bytes'],
+    },
+  },
+  required: ['storage_bytes', 'image_count', 'derivative_count', 'bandwidth_bytes', 'transformations', 'period_start', 'plan', 'limits'],
+};
+
+export const projectRecord = {
+  $id: 'Project',
+  type: 'object',
+  properties: {
+    projectId: { type: 'string' },
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    image_count: { type: 'integer' },
+    created_at: dateTime,
+  },
+  required: ['projectId', 'name', 'slug', 'description', 'image_count', 'created_at'],
+};
+
+export const projectListResult = {
+  $id: 'ProjectList',
+  type: 'object',
+  properties: { projects: { type: 'array', items: { $ref: '#/components/schemas/Project' } } },
+  required: ['projects'],
+};
+
+export const deleteProjectResult = {
+  $id: 'DeleteProjectResult',
+  type: 'object',
+  properties: {
+    deleted: { type: 'boolean' },
+    projectId: { type: 'string' },
+    images_moved: { type: 'integer' },
+    images_deleted: { type: 'integer' },
+  },
+  required: ['deleted', 'projectId', 'images_moved', 'images_deleted'],
+};
+
+export const plansResult = {
+  $id: 'Plans',
+  type: 'object',
+  properties: {
+    plans: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          price_usd_per_month: { type: 'number' },
+          storage_bytes: bytes,
+          bandwidth_bytes_per_month: bytes,
+          transformations_per_month: { type: 'integer' },
+          max_upload_bytes: bytes,
+        },
+        required: ['id', 'name', 'price_usd_per_month', 'storage_bytes', 'bandwidth_bytes_per_month', 'transformations_per_month', 'max_upload_bytes'],
+      },
+    },
+  },
+  required: ['plans'],
+};
+
+// ── Passport ────────────────────────────────────────────────────────────────────────────────
+
+export const passportSpecsResult = {
+  $id: 'PassportSpecs',
+  type: 'object',
+  properties: {
+    countries: { type: 'array', items: { type: 'string', enum: [...PASSPORT_COUNTRIES] } },
+    specs: {
+      type: 'object',
+      description: 'One record per country: print and digital size, DPI, head-height and eye-line ranges, background, file-size limits, print-sheet layout, notes',
+      additionalProperties: { type: 'object' },
+    },
+  },
+  required: ['countries', 'specs'],
+};
+
+const renderedImage = (what: string) => ({
+  type: 'object',
+  properties: {
+    data_url: { type: 'string', description: `The ${what} as a data:image/jpeg;base64 URL` },
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    dpi: { type: 'integer' },
+  },
+  required: ['data_url', 'width', 'height'],
+});
+
+export const passportResult = {
+  $id: 'PassportResult',
+  type: 'object',
+  description: 'JSON answer (default). With `Accept: image/jpeg` (and not application/json) the body is the photo itself.',
+  properties: {
+    success: { type: 'boolean' },
+    country: { type: 'string', enum: [...PASSPORT_COUNTRIES] },
+    spec: { type: 'object', description: 'The specification applied (as in GET /passport-photo/specs)' },
+    photo: { ...renderedImage('photo'), properties: { ...renderedImage('photo').properties, bytes: bytes, format: { type: 'string' }, quality: { type: 'integer' } } },
+    print_sheet: { anyOf: [{ ...renderedImage('4x6 in print sheet'), properties: { ...renderedImage('print sheet').properties, copies: { type: 'integer' } } }, { type: 'null' }] },
+    face: {
+      type: 'object',
+      description: 'The face used, normalized to the input image (0-1)',
+      properties: {
+        box: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } } },
+        confidence: { type: ['number', 'null'] },
+        keypoints: {},
+        detector: { type: 'string', enum: ['short', 'full', 'tiled', 'manual'] },
+      },
+    },
+    measurements: { type: 'object', description: 'Head height, eye line, centring, roll, scale, … measured on the output' },
+    checks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, passed: { type: 'boolean' }, value: { type: ['number', 'string', 'null'] }, expected: { type: 'string' } },
+        required: ['name', 'passed', 'value', 'expected'],
+      },
+    },
+    warnings: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['success', 'country', 'photo', 'print_sheet', 'face', 'measurements', 'checks', 'warnings'],
+};
+
+// ── Status ──────────────────────────────────────────────────────────────────────────────────
+
+export const rootResult = {
+  $id: 'ApiRoot',
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    description: { type: 'string' },
+    version: { type: 'string' },
+    links: { type: 'object', additionalProperties: url },
+  },
+  required: ['name', 'description', 'version', 'links'],
+};
+
+const healthCheck = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' }, detail: {} },
+  required: ['ok', 'latency_ms'],
+};
+
+export const healthResult = {
+  $id: 'Health',
+  type: 'object',
+  description: 'Status 200 when every check passes, else 503 with the same body',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'unhealthy'] },
+    version: { type: 'string' },
+    failing: { type: 'array', items: { type: 'string', enum: ['redis', 'catalog', 'storage', 'worker'] } },
+    checks: {
+      type: 'object',
+      properties: { redis: healthCheck, catalog: healthCheck, storage: healthCheck, worker: healthCheck },
+      required: ['redis', 'catalog', 'storage', 'worker'],
+    },
+  },
+  required: ['status', 'version', 'failing', 'checks'],
+};
+
+/** Every named response schema, for the OpenAPI components (keyed by `$id`). */
+export const RESPONSE_SCHEMAS = [
+  setAError,
+  setBError,
+  setBValidationError,
+  uploadResultA,
+  uploadResultB,
+  transformResult,
+  srcsetResult,
+  jobAccepted,
+  jobStatus,
+  imageTestResult,
+  imageListResult,
+  deleteImagesResult,
+  usageResult,
+  projectRecord,
+  projectListResult,
+  deleteProjectResult,
+  plansResult,
+  passportSpecsResult,
+  passportResult,
+  rootResult,
+  healthResult,
+] as const;
+
+/** Media types of binary image responses. */
+export const IMAGE_MEDIA_TYPES = ['image/avif', 'image/webp', 'image/jpeg', 'image/png'] as const;
