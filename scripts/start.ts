@@ -90,13 +90,22 @@ async function main() {
     web.once('exit', (code) => reject(new Error(`front door exited with code ${code}`)));
   });
   const workerCount = Number(env.WORKERS ?? 1);
+  const workersReady: Promise<void>[] = [];
   for (let i = 0; i < workerCount; i++) {
     const worker = fork(path.join(distRoot, 'workers/main.js'), [], { env: workerEnv(env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    workersReady.push(
+      new Promise<void>((resolve, reject) => {
+        worker.on('message', (m: { type?: string }) => m?.type === 'ready' && resolve());
+        worker.once('exit', (code) => reject(new Error(`a worker process exited with code ${code} while starting`)));
+      }),
+    );
     worker.on('exit', (code, signal) => {
       if (!shuttingDown) log.warn({ code, signal }, 'a worker process exited; /health reports it — restart with `npm run start:worker`');
     });
     children.push(worker);
   }
+  // "Up" means able to do work: /health is green once every worker has sent its first heartbeat.
+  await Promise.all(workersReady);
   const runtimeFile = path.join(dataDir, 'runtime.json');
   fs.writeFileSync(runtimeFile, JSON.stringify({ baseUrl: config.baseUrl, redisUrl: config.redisUrl, mongoUrl: config.mongoUrl, pid: process.pid }, null, 2));
   cleanups.push(async () => fs.rmSync(runtimeFile, { force: true }));

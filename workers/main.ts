@@ -31,7 +31,11 @@ const stop = (signal: string) => {
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
 
-worker.start().catch((err: unknown) => {
-  log.fatal({ err: err instanceof Error ? err.message : err }, 'worker failed to start');
-  process.exit(1);
-});
+worker.start().then(
+  // Tells a parent (npm start) that this worker takes jobs and /health can see it.
+  () => process.send?.({ type: 'ready' }),
+  (err: unknown) => {
+    log.fatal({ err: err instanceof Error ? err.message : err }, 'worker failed to start');
+    process.exit(1);
+  },
+);

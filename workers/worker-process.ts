@@ -6,7 +6,7 @@ import os from 'node:os';
 import sharp from 'sharp';
 import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
-import type { Config } from '../src/config.js';
+import { sharpThreadsFor, type Config } from '../src/config.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
@@ -35,8 +35,8 @@ export class WorkerProcess {
 
   async start(): Promise<void> {
     const { config } = this;
-    // Size libvips' thread pool so processes × concurrency × threads ≈ cores (README: Running at scale).
-    const threads = config.sharpThreads || Math.max(1, Math.floor(os.availableParallelism() / config.workerConcurrency));
+    // libvips threads per job: SHARP_THREADS, else 2 × cores / concurrency, at most the cores (see sharpThreadsFor).
+    const threads = sharpThreadsFor(config);
     sharp.concurrency(threads);
     sharp.cache(false); // each job reads a different original; the cache only grows RSS
     this.catalog = await Catalog.connect(config.mongoUrl);
@@ -76,7 +76,7 @@ export class WorkerProcess {
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
     this.heartbeat = new WorkerHeartbeat(this.connection, config.heartbeatMs, { queues: [...this.queues], concurrency: config.workerConcurrency });
-    this.heartbeat.start();
+    await this.heartbeat.start();
     this.metrics.start();
     this.log.info({ queues: this.queues, concurrency: config.workerConcurrency, sharpThreads: threads }, 'worker ready');
   }
@@ -98,11 +98,11 @@ export class WorkerProcess {
       const connection = this.connection;
       const redisUp = connection?.status === 'ready';
       this.log.info({ redisUp }, redisUp ? 'worker shutting down: finishing active jobs' : 'worker shutting down: Redis is unreachable, active jobs are left to be retried');
+      const redisLost = new Promise<void>((resolve) => connection?.once('close', () => resolve()));
       // Stop fetching at once (active jobs go on), then withdraw the heartbeat.
-      const closed = Promise.all(this.workers.map((w) => w.close(!redisUp)));
+      const closed = Promise.all(this.workers.map((w) => w.close(!redisUp))).catch((err: unknown) => this.log.error({ err }, 'closing workers failed'));
       await this.heartbeat?.stop();
       await this.metrics?.stop();
-      const redisLost = new Promise<void>((resolve) => connection?.once('close', () => resolve()));
       await Promise.race([closed, redisLost]);
       for (const c of this.workerConnections) c.disconnect();
       if (connection?.status === 'ready') await connection.quit().catch(() => undefined);

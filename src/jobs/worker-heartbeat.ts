@@ -27,7 +27,8 @@ export class WorkerHeartbeat {
     private readonly info: { queues: string[]; concurrency: number },
   ) {}
 
-  start(): void {
+  /** Resolves once the first beat is written (or failed), so "ready" implies "visible to /health". */
+  async start(): Promise<void> {
     const beat = () => {
       const value: WorkerBeat = {
         id: this.id,
@@ -38,11 +39,14 @@ export class WorkerHeartbeat {
         rssBytes: process.memoryUsage.rss(),
         startedAt: this.startedAt,
       };
-      this.redis.set(KEY_PREFIX + this.id, JSON.stringify(value), 'PX', this.intervalMs * 3).catch(() => undefined);
+      return this.redis.set(KEY_PREFIX + this.id, JSON.stringify(value), 'PX', this.intervalMs * 3).then(
+        () => undefined,
+        () => undefined,
+      );
     };
-    beat();
-    this.timer = setInterval(beat, this.intervalMs);
+    this.timer = setInterval(() => void beat(), this.intervalMs);
     this.timer.unref();
+    await beat();
   }
 
   async stop(): Promise<void> {

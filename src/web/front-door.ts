@@ -36,7 +36,14 @@ export class FrontDoor {
     const app = createApp(this.deps);
     this.server = http.createServer(app);
     this.server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve) => this.server!.listen(config.port, config.host, resolve));
+    await new Promise<void>((resolve, reject) => {
+      // A taken port rejects start() (one fatal log line) instead of throwing an unhandled 'error'.
+      this.server!.once('error', reject);
+      this.server!.listen(config.port, config.host, () => {
+        this.server!.off('error', reject);
+        resolve();
+      });
+    });
     const address = this.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     log.info({ port, baseUrl: config.baseUrl }, 'front door listening');
@@ -54,7 +61,7 @@ export class FrontDoor {
       }
       if (this.deps) {
         await this.deps.jobs.close().catch(() => undefined);
-        await this.deps.redis.quit().catch(() => undefined);
+        await this.deps.redis.quit().catch(() => this.deps?.redis.disconnect());
         await this.deps.catalog.close().catch(() => undefined);
       }
     })();
