@@ -141,33 +141,43 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   return alpha;
 }
 
-/** Blur fusion's smooth terms for one channel: blurred foreground and background colours. */
-function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number): { bF: Float32Array; bB: Float32Array } {
+interface Scratch {
+  fa: Float32Array;
+  b1a: Float32Array;
+  bF: Float32Array;
+  bB: Float32Array;
+  tmp: Float32Array;
+}
+
+function scratch(n: number): Scratch {
+  return { fa: new Float32Array(n), b1a: new Float32Array(n), bF: new Float32Array(n), bB: new Float32Array(n), tmp: new Float32Array(n) };
+}
+
+/** Blur fusion's smooth terms for one channel (into sc.bF / sc.bB): blurred foreground and background colours. */
+function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number, sc: Scratch): void {
   const n = w * h;
-  const fa = new Float32Array(n);
-  const b1a = new Float32Array(n);
+  const { fa, b1a, bF, bB } = sc;
   for (let i = 0; i < n; i++) {
     fa[i] = F[i] * alpha[i];
     b1a[i] = B[i] * (1 - alpha[i]);
   }
-  const bF = boxMean(fa, w, h, r);
-  const bB = boxMean(b1a, w, h, r);
+  boxMean(fa, w, h, r, bF, sc.tmp);
+  boxMean(b1a, w, h, r, bB, sc.tmp);
   for (let i = 0; i < n; i++) {
     bF[i] = bF[i] / (bA[i] + 1e-5);
     bB[i] = bB[i] / (1 - bA[i] + 1e-5);
   }
-  return { bF, bB };
 }
 
-function fuse(I: Float32Array, bF: Float32Array, bB: Float32Array, alpha: Float32Array): Float32Array {
+/** F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1, written into `out`. */
+function fuse(I: Float32Array, bF: Float32Array, bB: Float32Array, alpha: Float32Array, out: Float32Array): Float32Array {
   const n = I.length;
-  const f = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     const a = alpha[i];
     const v = bF[i] + a * (I[i] - a * bF[i] - (1 - a) * bB[i]);
-    f[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+    out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
   }
-  return f;
+  return out;
 }
 
 /**
@@ -187,14 +197,18 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const lh = lowA.height;
   const bA1 = boxMean(lowA.data, lw, lh, r1);
   const bA2 = boxMean(alpha, w, h, r2);
+  const low = scratch(lw * lh);
+  const full = scratch(n);
+  const F1 = new Float32Array(n);
+  const F2 = new Float32Array(n);
   const out = new Uint8Array(n * 3);
   for (let c = 0; c < 3; c++) {
     const Il = downsample2(I[c], w, h).data;
-    const p1 = blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1);
-    const B1 = upsample2(p1.bB, lw, lh, w, h);
-    const F1 = fuse(I[c], upsample2(p1.bF, lw, lh, w, h), B1, alpha);
-    const p2 = blurredFB(F1, B1, alpha, bA2, w, h, r2);
-    const F2 = fuse(I[c], p2.bF, p2.bB, alpha);
+    blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1, low);
+    const B1 = upsample2(low.bB, lw, lh, w, h);
+    fuse(I[c], upsample2(low.bF, lw, lh, w, h), B1, alpha, F1);
+    blurredFB(F1, B1, alpha, bA2, w, h, r2, full);
+    fuse(I[c], full.bF, full.bB, alpha, F2);
     for (let i = 0, j = c; i < n; i++, j += 3) {
       // Fully opaque pixels keep their exact original values.
       out[j] = alpha[i] >= 0.999 ? data[j] : Math.round(F2[i] * 255);

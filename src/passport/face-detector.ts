@@ -4,15 +4,16 @@
 // BlazeFace works on a 128x128 (short) / 192x192 (full) copy of the whole image, so in a typical
 // portrait the eyes are ~10 model pixels apart and one pixel of keypoint error is ~5 degrees of roll
 // (measured: the roll of the corpus portraits jumped by up to 10 degrees between rotations of the
-// same photo). refineFace re-runs the detector on a face-centred, roll-aligned crop where the face
-// fills half the model input, twice; the refined roll follows a known rotation within ~2 degrees.
+// same photo). refineFace re-runs the detector on face-centred crops where the face fills about
+// half of the model input and takes medians; the refined roll follows a known rotation within ~2
+// degrees for frontal faces (3/4 profiles stay unreliable: their eye keypoints are ambiguous).
 import type { Detection } from '@mediapipe/tasks-vision';
-import { affineFromFrame, frameAt, fromFrame, rollDegrees, type Box, type FaceKeypoints, type Point } from './geometry.js';
-import { renderWarp, warpRgbaBilinear, type RawImage } from './image.js';
+import { affineFromFrame, frameAt, fromFrame, iou, rollDegrees, type Box, type FaceKeypoints, type Point } from './geometry.js';
+import { DETECTION_MAX_SIDE, renderWarp, toRgbaMaxSide, warpRgbaBilinear, type RawImage } from './image.js';
 import { getFaceDetector } from './mediapipe/runtime.js';
 import { toImageData } from './mediapipe/polyfills.js';
 
-export type DetectorModel = 'short' | 'full';
+export type DetectorModel = 'short' | 'full' | 'tiled';
 
 export interface DetectedFace {
   /** Pixels of the image passed in. */
@@ -39,7 +40,7 @@ function toFace(d: Detection, width: number, height: number, model: DetectorMode
   };
 }
 
-async function run(img: RawImage, model: DetectorModel): Promise<DetectedFace[]> {
+async function run(img: RawImage, model: 'short' | 'full'): Promise<DetectedFace[]> {
   if (img.channels !== 4) throw new Error('detectFaces expects RGBA');
   const detector = await getFaceDetector(model);
   const result = detector.detect(toImageData(img.data, img.width, img.height));
@@ -49,55 +50,178 @@ async function run(img: RawImage, model: DetectorModel): Promise<DetectedFace[]>
     .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
 }
 
-/** Faces, largest first. Short-range first; full-range only when short-range finds none. */
+/** Faces (RGBA image), largest first. Short-range first; full-range only when short-range finds none. */
 export async function detectFaces(img: RawImage, options: { fallback?: boolean } = {}): Promise<{ faces: DetectedFace[]; model: DetectorModel }> {
   const short = await run(img, 'short');
   if (short.length > 0 || options.fallback === false) return { faces: short, model: 'short' };
   return { faces: await run(img, 'full'), model: 'full' };
 }
 
-/** Refinement crop: a square of this many face-box sizes, rendered at REFINE_SIZE px. */
-export const REFINE_CROP_BOXES = 2;
-export const REFINE_SIZE = 256;
-export const REFINE_ITERATIONS = 2;
+/** Tiled last resort: square tiles of TILE_SIZE px (stride TILE_STRIDE) of a copy at most TILE_MAX_SIDE px. */
+export const TILE_SIZE = 512;
+export const TILE_STRIDE = 384;
+export const TILE_MAX_SIDE = 2560;
+/** Tiles multiply the chances of a false positive: they need a higher score. */
+export const TILE_MIN_CONFIDENCE = 0.75;
+
+function tileStarts(length: number): number[] {
+  if (length <= TILE_SIZE) return [0];
+  const out: number[] = [];
+  for (let p = 0; p + TILE_SIZE < length; p += TILE_STRIDE) out.push(p);
+  out.push(length - TILE_SIZE);
+  return out;
+}
+
+/** Run the tile pass also when the largest face is smaller than this share of the image's short side. */
+export const TILE_WHEN_FACE_BELOW = 0.2;
+
+function mergeFaces(lists: DetectedFace[][]): DetectedFace[] {
+  const all = lists.flat().sort((a, b) => b.confidence - a.confidence);
+  const kept: DetectedFace[] = [];
+  for (const f of all) if (!kept.some((k) => iou(k.box, f.box) > 0.3)) kept.push(f);
+  return kept.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
+}
+
+/** Faces at least this share of the largest face's height count as another person; smaller ones are ignored. */
+export const SIGNIFICANT_FACE_RATIO = 0.3;
+/** In the tile pass, a face of SIGNIFICANT_FACE_RATIO x the largest face should measure at least this (tile pixels). */
+const TILE_TARGET_FACE_PX = 64;
+
+async function tilePass(src: RawImage, maxSide: number): Promise<DetectedFace[]> {
+  const tiled = await toRgbaMaxSide(src, maxSide);
+  const t = tiled.image;
+  const found: DetectedFace[] = [];
+  for (const y of tileStarts(t.height)) {
+    for (const x of tileStarts(t.width)) {
+      const w = Math.min(TILE_SIZE, t.width);
+      const h = Math.min(TILE_SIZE, t.height);
+      const tile = new Uint8Array(w * h * 4);
+      for (let r = 0; r < h; r++) tile.set(t.data.subarray(((y + r) * t.width + x) * 4, ((y + r) * t.width + x + w) * 4), r * w * 4);
+      for (const f of await run({ data: tile, width: w, height: h, channels: 4 }, 'short')) {
+        if (f.confidence >= TILE_MIN_CONFIDENCE) found.push({ ...scaleFace(f, tiled.scale, x, y), model: 'tiled' });
+      }
+    }
+  }
+  return found;
+}
 
 /**
- * Re-detects the face on crops centred on it (the second one rotated by the roll found by the
- * first) and returns its box and keypoints in the coordinates of `src` (RGB or RGBA). The box is
- * axis-aligned in the crop, so for a rotated crop it is the same-size box around the same centre.
+ * Faces in an RGB source image, in its pixel coordinates, largest first. Short-range and
+ * full-range both run on a copy of at most DETECTION_MAX_SIDE px and are merged (short-range
+ * misses faces under ~15 % of the frame; full-range misses some big ones). When nothing is found,
+ * or the largest face is small in the frame (another person could be missed), short-range also runs
+ * on overlapping tiles: their models see the whole image at only 128 / 192 px.
+ */
+export async function detectFacesInImage(src: RawImage): Promise<{ faces: DetectedFace[]; model: DetectorModel }> {
+  const det = await toRgbaMaxSide(src, DETECTION_MAX_SIDE);
+  const short = (await run(det.image, 'short')).map((f) => scaleFace(f, det.scale, 0, 0));
+  const full = (await run(det.image, 'full')).map((f) => scaleFace(f, det.scale, 0, 0));
+  let faces = mergeFaces([short, full]);
+  const longSide = Math.max(src.width, src.height);
+  let tileSide = 0;
+  if (faces.length === 0) tileSide = Math.min(TILE_MAX_SIDE, longSide);
+  else if (faces[0].box.height < TILE_WHEN_FACE_BELOW * Math.min(src.width, src.height)) {
+    // Only faces that would count (>= SIGNIFICANT_FACE_RATIO of the largest) need to be found:
+    // scale the tiles so those measure about TILE_TARGET_FACE_PX.
+    const scale = Math.min(1, TILE_TARGET_FACE_PX / (SIGNIFICANT_FACE_RATIO * faces[0].box.height));
+    tileSide = Math.min(TILE_MAX_SIDE, longSide * scale);
+  }
+  if (tileSide > TILE_SIZE) faces = mergeFaces([faces, await tilePass(src, tileSide)]);
+  return { faces, model: faces[0]?.model ?? 'short' };
+}
+
+/** Maps a face found in an image scaled by `s` (and offset by ox, oy there) back to the source. */
+function scaleFace(f: DetectedFace, s: number, ox: number, oy: number): DetectedFace {
+  const p = (q: Point): Point => ({ x: (q.x + ox) / s, y: (q.y + oy) / s });
+  const k = f.keypoints;
+  return {
+    ...f,
+    box: { x: (f.box.x + ox) / s, y: (f.box.y + oy) / s, width: f.box.width / s, height: f.box.height / s },
+    keypoints: {
+      rightEye: p(k.rightEye), leftEye: p(k.leftEye), noseTip: p(k.noseTip),
+      mouth: p(k.mouth), rightEar: p(k.rightEar), leftEar: p(k.leftEar),
+    },
+  };
+}
+
+/** Refinement crops: squares of REFINE_SCALES face-box sizes, rendered at REFINE_SIZE px. */
+export const REFINE_SIZE = 192;
+export const REFINE_SCALES = [1.8, 2.2] as const;
+/** Rotations of the grid crops relative to the first estimate, degrees. */
+export const REFINE_ANGLES = [-4, 0, 4] as const;
+
+const KEYPOINT_NAMES = ['rightEye', 'leftEye', 'noseTip', 'mouth', 'rightEar', 'leftEar'] as const;
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Detects on one square crop (centre, side, rotation) and maps the nearest face back to `rgb`. */
+async function detectOnCrop(rgb: RawImage, centre: Point, side: number, angleDeg: number): Promise<DetectedFace | null> {
+  const step = side / REFINE_SIZE;
+  const frame = frameAt(centre, angleDeg);
+  const map = affineFromFrame(frame, -side / 2, -side / 2, step);
+  const crop = await renderWarp(rgb, map, REFINE_SIZE, REFINE_SIZE, (img, m) => warpRgbaBilinear(img, m, REFINE_SIZE, REFINE_SIZE, [255, 255, 255]));
+  const found = await run(crop, 'short');
+  if (found.length === 0) return null;
+  const c = REFINE_SIZE / 2;
+  found.sort((p, q) => dist2(p.box, c) - dist2(q.box, c));
+  const f = found[0];
+  const back = (p: Point): Point => fromFrame(frame, -side / 2 + p.x * step, -side / 2 + p.y * step);
+  const boxCentre = back({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
+  const kp = {} as FaceKeypoints;
+  for (const name of KEYPOINT_NAMES) kp[name] = back(f.keypoints[name]);
+  const w = f.box.width * step;
+  const h = f.box.height * step;
+  return { box: { x: boxCentre.x - w / 2, y: boxCentre.y - h / 2, width: w, height: h }, confidence: f.confidence, keypoints: kp, model: f.model };
+}
+
+/**
+ * Re-detects the face on crops where it fills about half of the model input, and returns its box
+ * and keypoints in the coordinates of `src` (RGB or RGBA):
+ *  1. one axis-aligned crop of 2 box sizes around the detection -> centre, size and roll;
+ *  2. a grid of crops (REFINE_SCALES x REFINE_ANGLES around that roll); each crop's keypoints are
+ *     mapped back and the per-coordinate median is taken. Single crops scatter by about +-2 degrees
+ *     of roll and a few pixels (BlazeFace regresses all keypoints together); the median is stable.
+ * A box of a rotated crop is the same-size box around the same centre. `refined` is false when the
+ * detector found nothing on the first crop (the face is returned unchanged).
  */
 export async function refineFace(src: RawImage, face: DetectedFace): Promise<{ face: DetectedFace; refined: boolean }> {
-  let cur = face;
-  let refined = false;
-  let angle = 0;
-  const rgb = src.channels === 3 ? src : await dropAlpha(src);
-  for (let it = 0; it < REFINE_ITERATIONS; it++) {
-    const side = REFINE_CROP_BOXES * Math.max(cur.box.width, cur.box.height);
-    const step = side / REFINE_SIZE;
-    const frame = frameAt({ x: cur.box.x + cur.box.width / 2, y: cur.box.y + cur.box.height / 2 }, angle);
-    const map = affineFromFrame(frame, -side / 2, -side / 2, step);
-    const crop = await renderWarp(rgb, map, REFINE_SIZE, REFINE_SIZE, (img, m) => warpRgbaBilinear(img, m, REFINE_SIZE, REFINE_SIZE, [255, 255, 255]));
-    const found = await run(crop, 'short');
-    if (found.length === 0) break;
-    const c = REFINE_SIZE / 2;
-    found.sort((p, q) => dist2(p.box, c) - dist2(q.box, c));
-    const f = found[0];
-    const back = (p: Point): Point => fromFrame(frame, -side / 2 + p.x * step, -side / 2 + p.y * step);
-    const centre = back({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
-    const k = f.keypoints;
-    cur = {
-      box: { x: centre.x - (f.box.width * step) / 2, y: centre.y - (f.box.height * step) / 2, width: f.box.width * step, height: f.box.height * step },
-      confidence: face.confidence,
-      model: face.model,
-      keypoints: {
-        rightEye: back(k.rightEye), leftEye: back(k.leftEye), noseTip: back(k.noseTip),
-        mouth: back(k.mouth), rightEar: back(k.rightEar), leftEar: back(k.leftEar),
-      },
-    };
-    angle = rollDegrees(cur.keypoints);
-    refined = true;
+  const size = (f: DetectedFace): number => Math.max(f.box.width, f.box.height);
+  // Work on a copy where the face is about REFINE_SIZE / 2 px, so the crops need no further reduction.
+  const s = Math.min(1, REFINE_SIZE / 2 / size(face));
+  if (s < 0.8) {
+    const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
+    const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0));
+    return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
-  return { face: cur, refined };
+  const rgb = src.channels === 3 ? src : await dropAlpha(src);
+  const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
+  const first = await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
+  if (!first) return { face, refined: false };
+  const roll = rollDegrees(first.keypoints);
+  const results: DetectedFace[] = [];
+  for (const scale of REFINE_SCALES) {
+    for (const da of REFINE_ANGLES) {
+      const f = await detectOnCrop(rgb, centreOf(first), scale * size(first), roll + da);
+      if (f) results.push(f);
+    }
+  }
+  if (results.length === 0) return { face: { ...first, confidence: face.confidence, model: face.model }, refined: true };
+  const kp = {} as FaceKeypoints;
+  for (const name of KEYPOINT_NAMES) {
+    kp[name] = { x: median(results.map((r) => r.keypoints[name].x)), y: median(results.map((r) => r.keypoints[name].y)) };
+  }
+  const cx = median(results.map((r) => r.box.x + r.box.width / 2));
+  const cy = median(results.map((r) => r.box.y + r.box.height / 2));
+  const w = median(results.map((r) => r.box.width));
+  const h = median(results.map((r) => r.box.height));
+  return {
+    face: { box: { x: cx - w / 2, y: cy - h / 2, width: w, height: h }, confidence: face.confidence, keypoints: kp, model: face.model },
+    refined: true,
+  };
 }
 
 function dist2(b: Box, c: number): number {

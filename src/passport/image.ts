@@ -28,7 +28,8 @@ export interface DecodedInput {
 export async function decodeInput(input: Buffer, background: Rgb): Promise<DecodedInput> {
   let meta: Metadata;
   try {
-    meta = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).metadata();
+    // Header only: the pixel limit is checked below so that the error says so.
+    meta = await sharp(input, { limitInputPixels: false }).metadata();
   } catch (e) {
     throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
   }
@@ -43,7 +44,7 @@ export async function decodeInput(input: Buffer, background: Rgb): Promise<Decod
       .removeAlpha()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3) throw new Error(`unexpected ${info.channels} channels after conversion`);
+    if (info.channels !== 3 || data.length !== info.width * info.height * 3) throw new Error(`unexpected ${info.channels}-channel pixels (${data.length} bytes) after conversion`);
     return {
       image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 },
       format: meta.format,
@@ -98,31 +99,22 @@ export interface AffineMap {
   dvy: number;
 }
 
-function cubic(t: number): number {
-  // Catmull-Rom (a = -0.5)
-  const x = Math.abs(t);
-  if (x < 1) return 1.5 * x * x * x - 2.5 * x * x + 1;
-  if (x < 2) return -0.5 * x * x * x + 2.5 * x * x - 4 * x + 2;
-  return 0;
-}
-
 /**
- * Bicubic warp of an RGB image. Output pixels whose centre falls outside the source get `fill`;
- * `inside` (0/1 per output pixel) says which ones came from the source.
+ * Bicubic (Catmull-Rom, a = -0.5) warp of an RGB image. Output pixels whose centre falls outside
+ * the source get `fill`; `inside` (0/1 per output pixel) says which ones came from the source.
  */
 export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
   if (src.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
   const out = new Uint8Array(width * height * 3);
   const inside = new Uint8Array(width * height);
   const { data: s, width: sw, height: sh } = src;
-  const wx = new Float64Array(4);
-  const wy = new Float64Array(4);
+  const stride = sw * 3;
   const xi = new Int32Array(4);
   const yi = new Int32Array(4);
   for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
-      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
+    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
+    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
       const o = (v * width + u) * 3;
       if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
         out[o] = fill[0];
@@ -137,24 +129,48 @@ export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, hei
       const y0 = Math.floor(fy);
       const tx = fx - x0;
       const ty = fy - y0;
-      for (let k = 0; k < 4; k++) {
-        wx[k] = cubic(tx - (k - 1));
-        wy[k] = cubic(ty - (k - 1));
-        xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1));
-        yi[k] = Math.min(sh - 1, Math.max(0, y0 + k - 1));
-      }
+      const tx2 = tx * tx;
+      const tx3 = tx2 * tx;
+      const ty2 = ty * ty;
+      const ty3 = ty2 * ty;
+      const wx0 = -0.5 * tx3 + tx2 - 0.5 * tx;
+      const wx1 = 1.5 * tx3 - 2.5 * tx2 + 1;
+      const wx2 = -1.5 * tx3 + 2 * tx2 + 0.5 * tx;
+      const wx3 = 0.5 * tx3 - 0.5 * tx2;
+      const wy0 = -0.5 * ty3 + ty2 - 0.5 * ty;
+      const wy1 = 1.5 * ty3 - 2.5 * ty2 + 1;
+      const wy2 = -1.5 * ty3 + 2 * ty2 + 0.5 * ty;
+      const wy3 = 0.5 * ty3 - 0.5 * ty2;
       let r = 0;
       let g = 0;
       let b = 0;
-      for (let j = 0; j < 4; j++) {
-        const row = yi[j] * sw;
-        const wyj = wy[j];
-        for (let i = 0; i < 4; i++) {
-          const w = wx[i] * wyj;
-          const p = (row + xi[i]) * 3;
-          r += s[p] * w;
-          g += s[p + 1] * w;
-          b += s[p + 2] * w;
+      if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
+        // interior: no clamping
+        let p = (y0 - 1) * stride + (x0 - 1) * 3;
+        for (let j = 0; j < 4; j++, p += stride) {
+          const wy = j === 0 ? wy0 : j === 1 ? wy1 : j === 2 ? wy2 : wy3;
+          const rr = wx0 * s[p] + wx1 * s[p + 3] + wx2 * s[p + 6] + wx3 * s[p + 9];
+          const gg = wx0 * s[p + 1] + wx1 * s[p + 4] + wx2 * s[p + 7] + wx3 * s[p + 10];
+          const bb = wx0 * s[p + 2] + wx1 * s[p + 5] + wx2 * s[p + 8] + wx3 * s[p + 11];
+          r += wy * rr;
+          g += wy * gg;
+          b += wy * bb;
+        }
+      } else {
+        for (let k = 0; k < 4; k++) {
+          xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1)) * 3;
+          yi[k] = Math.min(sh - 1, Math.max(0, y0 + k - 1)) * stride;
+        }
+        for (let j = 0; j < 4; j++) {
+          const wy = j === 0 ? wy0 : j === 1 ? wy1 : j === 2 ? wy2 : wy3;
+          const row = yi[j];
+          const p0 = row + xi[0];
+          const p1 = row + xi[1];
+          const p2 = row + xi[2];
+          const p3 = row + xi[3];
+          r += wy * (wx0 * s[p0] + wx1 * s[p1] + wx2 * s[p2] + wx3 * s[p3]);
+          g += wy * (wx0 * s[p0 + 1] + wx1 * s[p1 + 1] + wx2 * s[p2 + 1] + wx3 * s[p3 + 1]);
+          b += wy * (wx0 * s[p0 + 2] + wx1 * s[p1 + 2] + wx2 * s[p2 + 2] + wx3 * s[p3 + 2]);
         }
       }
       out[o] = r < 0 ? 0 : r > 255 ? 255 : Math.round(r);
@@ -231,8 +247,14 @@ export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map
  * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
  * pixels actually inside the window). O(n) running sums; both passes walk memory row by row.
  */
-export function boxMean(src: Float32Array, width: number, height: number, r: number, out = new Float32Array(width * height)): Float32Array {
-  const tmp = new Float32Array(width * height);
+export function boxMean(
+  src: Float32Array,
+  width: number,
+  height: number,
+  r: number,
+  out: Float32Array = new Float32Array(width * height),
+  tmp: Float32Array = new Float32Array(width * height),
+): Float32Array {
   const invW = new Float32Array(width);
   for (let x = 0; x < width; x++) invW[x] = 1 / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
   for (let y = 0; y < height; y++) {

@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { encodeWithinLimit, JPEG_QUALITY_STEPS, processPassportPhoto } from '../../src/passport/process-passport-photo.js';
+import { PASSPORT_SPECS } from '../../src/passport/specs.js';
+import { decodeRgb } from './helpers.js';
+import { PORTRAITS, processed, readCorpus } from './helpers.js';
+
+const REQUIRED = [
+  'single_face',
+  'head_height',
+  'eye_line',
+  'horizontal_centering',
+  'head_roll',
+  'background_uniformity',
+  'background_color',
+  'exposure',
+  'sharpness',
+  'input_resolution',
+];
+
+describe('compliance report', function () {
+  this.timeout(120_000);
+
+  it('has the required checks as {name, passed, value, expected}; a clean corpus photo passes the geometry', async () => {
+    const r = await processed(PORTRAITS[1], { country: 'india' });
+    const names = r.checks.map((c) => c.name);
+    for (const n of REQUIRED) expect(names, n).to.include(n);
+    for (const c of r.checks) {
+      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected');
+      expect(c.passed).to.be.a('boolean');
+      expect(c.expected).to.be.a('string').and.not.equal('');
+    }
+    const passed = (n: string): boolean | undefined => r.checks.find((c) => c.name === n)?.passed;
+    for (const n of ['single_face', 'head_height', 'eye_line', 'horizontal_centering', 'head_roll', 'background_uniformity', 'background_color', 'exposure', 'sharpness', 'file_size', 'dimensions']) {
+      expect(passed(n), n).to.equal(true);
+    }
+    expect(r.measurements.measured_on).to.equal('output');
+    // india has no edited-photo advisory
+    expect(r.warnings.join(' ')).to.not.match(/travel\.state\.gov/);
+  });
+
+  it('usa: warns that digitally edited photos may be rejected, only when edited', async () => {
+    const edited = await processed(PORTRAITS[0], { country: 'usa' });
+    expect(edited.warnings.join(' ')).to.match(/travel\.state\.gov.*may be rejected/);
+    const untouched = await processed(PORTRAITS[0], { country: 'usa', removeBackground: false, enhance: false });
+    expect(untouched.warnings.join(' ')).to.not.match(/travel\.state\.gov/);
+    // the original grey-beige studio background is not the spec white
+    expect(untouched.checks.find((c) => c.name === 'background_color')?.passed).to.equal(false);
+  });
+
+  it('low resolution input: input_resolution fails and a warning says so', async () => {
+    const r = await processed(PORTRAITS[2], { country: 'usa' });
+    const c = r.checks.find((x) => x.name === 'input_resolution');
+    expect(c?.passed).to.equal(false);
+    expect(c?.value).to.be.below(0.5);
+    expect(r.warnings.join(' ')).to.match(/upscaled/);
+  });
+
+  it('a blurred photo fails sharpness; an underexposed one fails exposure (enhancement stays mild)', async () => {
+    const input = readCorpus(PORTRAITS[0].file);
+    const blurred = await processPassportPhoto(await sharp(input).blur(2).png().toBuffer(), { country: 'usa' });
+    expect(blurred.checks.find((c) => c.name === 'sharpness')?.passed).to.equal(false);
+    const dark = await processPassportPhoto(await sharp(input).linear(0.3, 0).png().toBuffer(), { country: 'usa' });
+    expect(dark.checks.find((c) => c.name === 'exposure')?.passed).to.equal(false);
+    expect(dark.measurements.enhancement?.gamma).to.be.at.least(0.8);
+  });
+
+  it('file size: quality is stepped down until the kB limit holds (never padded)', async () => {
+    const r = await processed(PORTRAITS[1], { country: 'usa' });
+    expect(r.photo.quality).to.equal(JPEG_QUALITY_STEPS[0]);
+    const pixels = await decodeRgb(r.photo.buffer);
+    const tight = { ...PASSPORT_SPECS.usa, fileSizeKb: { min: null, max: 40 } };
+    const small = await encodeWithinLimit(pixels, tight, false);
+    expect(small.buffer.length).to.be.at.most(40_000);
+    expect(small.quality).to.be.below(JPEG_QUALITY_STEPS[0]);
+    const meta = await sharp(small.buffer).metadata();
+    expect(meta.density).to.equal(300);
+    // impossible limit: the smallest attempt is returned and the caller's file_size check fails
+    const impossible = await encodeWithinLimit(pixels, { ...tight, fileSizeKb: { min: null, max: 1 } }, false);
+    expect(impossible.quality).to.equal(JPEG_QUALITY_STEPS[JPEG_QUALITY_STEPS.length - 1]);
+    expect(impossible.buffer.length).to.be.above(1000);
+  });
+});
