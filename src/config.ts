@@ -28,9 +28,15 @@ export interface Config {
   demoSources: string[];
   adminToken: string;
   logLevel: string;
+  /**
+   * AVIF encoder effort (0-9). 0 by default: at a quality matching WebP q80 (PSNR) it encodes an
+   * 800 px image in ~1.3× WebP's time at ~0.9× its size; effort 1-2 save ~5% more bytes for
+   * 3-4× the time (scripts/bench, scenario 5).
+   */
   avifEffort: number;
+  /** WebP encoder effort (0-6); 3 by default (sharp's own default is 4). */
   webpEffort: number;
-  /** libvips threads per worker process (see README: cores / processes-per-machine). */
+  /** libvips threads per job; 0 = automatic (see sharpThreadsFor). */
   sharpThreads: number;
   apiKeyCacheMs: number;
   publicDerivativesPerImage: number;
@@ -120,7 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoSources: list(env, 'DEMO_SOURCES', [cdnUrl]),
     adminToken: str(env, 'ADMIN_TOKEN', ''),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
-    avifEffort: int(env, 'AVIF_EFFORT', 2, 0, 9),
+    avifEffort: int(env, 'AVIF_EFFORT', 0, 0, 9),
     webpEffort: int(env, 'WEBP_EFFORT', 3, 0, 6),
     sharpThreads: int(env, 'SHARP_THREADS', 0, 0, 256),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
@@ -131,6 +137,19 @@ export function loadConfig(env: Env = process.env): Config {
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
   };
+}
+
+/**
+ * libvips threads per sharp pipeline in a worker process: SHARP_THREADS, or by default twice the
+ * cores per concurrent job, at most the cores (2 cores, WORKER_CONCURRENCY 2 → 2). A lone job
+ * then uses every core (resize and some encoders run in parallel), while a full worker
+ * oversubscribes the cores at most 2×, which costs little: libvips threads block on I/O and on
+ * each other's tiles. One thread per job (cores / concurrency) left a core idle whenever fewer
+ * jobs than WORKER_CONCURRENCY were running (scripts/bench, cache miss at concurrency 1).
+ */
+export function sharpThreadsFor(config: Pick<Config, 'sharpThreads' | 'workerConcurrency'>, cores = os.availableParallelism()): number {
+  if (config.sharpThreads > 0) return config.sharpThreads;
+  return Math.max(1, Math.min(cores, Math.round((2 * cores) / Math.max(1, config.workerConcurrency))));
 }
 
 /** Loads the config or exits with one clear line; used by process entry points. */

@@ -34,15 +34,25 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 24 * 3600, count: 5000 },
 };
 
+/** How long a waiting caller tolerates a lost Redis connection (reconnects take well under this). */
+export const REDIS_LOSS_GRACE_MS = 2000;
+
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
   private readonly events: Record<QueueName, QueueEvents>;
   /** QueueEvents block on a duplicate of the client they are given and leave the original to us. */
   private readonly eventConnections: Redis[] = [];
+  /** Since when the shared connection has been down (null while it is up). */
+  private redisDownSince: number | null = null;
+  private redisLossTimer: NodeJS.Timeout | undefined;
+  /** Callers waiting on a job: failed with 503 when Redis stays away past the grace period. */
+  private readonly lossWaiters = new Set<() => void>();
 
   constructor(private readonly options: JobProducerOptions) {
     this.queues = {} as Record<QueueName, Queue>;
     this.events = {} as Record<QueueName, QueueEvents>;
+    options.connection.on('close', () => this.onRedisDown());
+    options.connection.on('ready', () => this.onRedisUp());
     for (const name of ALL_QUEUES) {
       this.queues[name] = new Queue(name, { connection: options.connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
       this.events[name] = new QueueEvents(name, {
@@ -85,15 +95,39 @@ export class JobProducer {
   async wait<N extends QueueName>(name: N, jobId: string, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
     const job = await this.queues[name].getJob(jobId);
     if (!job) throw new ServiceError('not_found', `Job ${jobId} not found`);
+    // Without Redis the result can never arrive: answer 503 soon instead of 504 at the deadline.
+    let fail: () => void = () => undefined;
+    const lost = new Promise<never>((_, reject) => {
+      fail = () => reject(new ServiceError('unavailable', `Lost the connection to Redis while waiting for job ${jobId} (${name}); it may still complete`, { retryAfterSeconds: 5 }));
+    });
+    if (this.redisDownSince !== null && Date.now() - this.redisDownSince >= REDIS_LOSS_GRACE_MS) fail();
+    else this.lossWaiters.add(fail);
     try {
-      return (await job.waitUntilFinished(this.events[name], timeoutMs)) as JobTypes[N]['result'];
+      return (await Promise.race([job.waitUntilFinished(this.events[name], timeoutMs), lost])) as JobTypes[N]['result'];
     } catch (err) {
+      if (err instanceof ServiceError) throw err;
       const message = err instanceof Error ? err.message : String(err);
       if (message.includes('timed out before finishing')) {
         throw new ServiceError('timeout', `Job ${jobId} (${name}) did not finish within ${timeoutMs} ms; it may still complete`);
       }
       throw decodeFailure(message, jobId);
+    } finally {
+      this.lossWaiters.delete(fail);
     }
+  }
+
+  private onRedisDown(): void {
+    if (this.redisDownSince !== null) return;
+    this.redisDownSince = Date.now();
+    this.redisLossTimer = setTimeout(() => {
+      for (const fail of this.lossWaiters) fail();
+    }, REDIS_LOSS_GRACE_MS);
+    this.redisLossTimer.unref();
+  }
+
+  private onRedisUp(): void {
+    this.redisDownSince = null;
+    clearTimeout(this.redisLossTimer);
   }
 
   /**
@@ -116,10 +150,29 @@ export class JobProducer {
     return connection;
   }
 
+  /**
+   * Closes queue events and queues. BullMQ's close waits for Redis to answer, so while Redis is
+   * away (or when it goes away meanwhile) the connections are dropped instead: shutdown never hangs.
+   */
   async close(): Promise<void> {
-    await Promise.all(ALL_QUEUES.map((n) => this.events[n].close()));
-    await Promise.all(ALL_QUEUES.map((n) => this.queues[n].close()));
+    const connection = this.options.connection;
+    const graceful = (async () => {
+      await Promise.all(ALL_QUEUES.map((n) => this.events[n].close()));
+      await Promise.all(ALL_QUEUES.map((n) => this.queues[n].close()));
+    })().then(
+      () => 'closed' as const,
+      () => 'closed' as const,
+    );
+    let onClose: () => void = () => undefined;
+    const lost = new Promise<'lost'>((resolve) => {
+      onClose = () => resolve('lost');
+      if (connection.status !== 'ready') resolve('lost');
+      else connection.once('close', onClose);
+    });
+    const outcome = await Promise.race([graceful, lost]);
+    connection.off('close', onClose);
     // Without this they would keep reconnecting (and logging) after Redis is gone.
-    await Promise.all(this.eventConnections.map((c) => c.quit().catch(() => c.disconnect())));
+    if (outcome === 'closed') await Promise.all(this.eventConnections.map((c) => c.quit().catch(() => c.disconnect())));
+    else for (const c of this.eventConnections) c.disconnect();
   }
 }

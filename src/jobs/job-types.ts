@@ -48,6 +48,9 @@ export interface TransformResult {
   contentType: string;
   width: number;
   height: number;
+  /** Validators of the stored derivative (as storage.stat reports them): the front door then skips a stat. */
+  etag?: string;
+  updatedAt?: string;
 }
 
 export interface PassportJobData {

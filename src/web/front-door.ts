@@ -55,7 +55,16 @@ export class FrontDoor {
       if (this.server) {
         const server = this.server;
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          // A keep-alive connection whose in-flight request finishes after close() would hold the
+          // server open until keepAliveTimeout: close connections as they become idle, and any
+          // still open once a waiting request would have timed out anyway.
+          const idle = setInterval(() => server.closeIdleConnections(), 100);
+          const deadline = setTimeout(() => server.closeAllConnections(), this.config.jobTimeoutMs + 5000);
+          server.close(() => {
+            clearInterval(idle);
+            clearTimeout(deadline);
+            resolve();
+          });
           server.closeIdleConnections();
         });
       }

@@ -18,14 +18,15 @@ export function transformProcessor(ctx: ProcessorContext) {
     ctx.catalog.images.exists({ _id: new Types.ObjectId(data.imageId), userId: data.userId, version: data.version });
   return async (job: Job<TransformJobData, TransformResult>): Promise<TransformResult> => {
     const data = job.data;
-    if (!(await currentVersion(data))) throw new ServiceError('not_found', 'The image does not exist (or was replaced)');
-    let source: Buffer;
-    try {
-      source = await ctx.storage.read(data.sourceKey);
-    } catch (err) {
-      if (err instanceof StorageNotFoundError) throw new ServiceError('not_found', 'The image does not exist');
-      throw err;
+    // The version check and the read are independent round trips: run them together.
+    const [current, read] = await Promise.allSettled([currentVersion(data), ctx.storage.read(data.sourceKey)]);
+    if (current.status === 'rejected') throw current.reason;
+    if (!current.value) throw new ServiceError('not_found', 'The image does not exist (or was replaced)');
+    if (read.status === 'rejected') {
+      if (read.reason instanceof StorageNotFoundError) throw new ServiceError('not_found', 'The image does not exist');
+      throw read.reason;
     }
+    const source: Buffer = read.value;
     let rendered;
     try {
       rendered = await renderDerivative(source, data.plan, settings);
@@ -33,7 +34,7 @@ export function transformProcessor(ctx: ProcessorContext) {
       const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new ServiceError('invalid_parameter', `The image could not be processed: ${reason}`);
     }
-    await ctx.storage.put(data.derivativeKey, rendered.buffer, {
+    const stored = await ctx.storage.put(data.derivativeKey, rendered.buffer, {
       contentType: rendered.contentType,
       cacheControl: 'public, max-age=31536000, immutable',
     });
@@ -50,6 +51,14 @@ export function transformProcessor(ctx: ProcessorContext) {
       contentType: rendered.contentType,
       origin: data.origin,
     });
-    return { key: data.derivativeKey, size: rendered.buffer.length, contentType: rendered.contentType, width: rendered.width, height: rendered.height };
+    return {
+      key: data.derivativeKey,
+      size: rendered.buffer.length,
+      contentType: rendered.contentType,
+      width: rendered.width,
+      height: rendered.height,
+      etag: stored.etag,
+      updatedAt: stored.updatedAt.toISOString(),
+    };
   };
 }

@@ -68,6 +68,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
         ownerId: image.userId,
         cacheControl: 'public, max-age=31536000, immutable',
         varyAccept: forBrowser.dependsOnAccept,
+        object: outcome.object,
       });
       return;
     }

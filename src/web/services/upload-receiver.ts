@@ -1,5 +1,6 @@
-// Streams a multipart upload straight into staging storage: the type is sniffed from the first
-// bytes, the size is counted while streaming, and the excess over the limit is never buffered.
+// Receives a multipart upload into staging storage: the type is sniffed from the first bytes, the
+// size is counted while streaming, and the excess over the limit is never buffered. Small files
+// are staged with one request from memory, larger ones streamed (see BUFFERED_UPLOAD_BYTES).
 import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -18,6 +19,24 @@ export interface ReceivedUpload {
 }
 
 const MAX_FIELD_BYTES = 2048;
+/**
+ * Uploads up to this size are staged from memory with one request (which the storage client
+ * retries as a whole); larger ones are streamed. Bounds memory per upload to this much.
+ */
+export const BUFFERED_UPLOAD_BYTES = 1024 * 1024;
+
+/** Resolves when the stream wants more data, or when it is gone (the reader failed). */
+function drainedOrClosed(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
+}
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${Math.round(n / 1024)} kB`;
@@ -43,6 +62,9 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
   }
   const fields: Record<string, string> = {};
   let stored: Promise<void> | null = null;
+  /** Set once the file handler has removed (or is removing) the staged object after a failure. */
+  let cleanedUp = false;
+  let storageFailed = false;
   let filename = '';
   let size = 0;
   let detectedMime = '';
@@ -59,48 +81,72 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
         return;
       }
       filename = info.filename ?? '';
-      const body = new PassThrough();
-      // Storage may not be reading yet when a refusal destroys `body`; its put() reports the
-      // error itself, so an 'error' event here must not become an uncaught exception.
-      body.on('error', () => undefined);
-      let head: Buffer[] = [];
-      let headBytes = 0;
+      // Bytes not yet handed to storage. Small uploads (most images) are stored from memory in
+      // one request, which the storage client can simply retry; larger ones are streamed.
+      let held: Buffer[] = [];
+      let heldBytes = 0;
       let sniffed = false;
+      let body: PassThrough | null = null;
+      let put: Promise<unknown> | null = null;
       const sniff = async () => {
         sniffed = true;
-        const first = Buffer.concat(head);
-        head = [];
-        detectedMime = await sniffImageType(first);
-        body.write(first);
+        detectedMime = await sniffImageType(Buffer.concat(held));
+      };
+      const startStreaming = (): PassThrough => {
+        const out = new PassThrough();
+        // Storage may not be reading yet when a refusal destroys `out`; its put() reports the
+        // error itself, so an 'error' event here must not become an uncaught exception.
+        out.on('error', () => undefined);
+        put = storage.put(stagingKey, out, { contentType: 'application/octet-stream' });
+        put.catch(() => undefined);
+        out.write(Buffer.concat(held));
+        held = [];
+        return out;
       };
       stored = (async () => {
-        const put = storage.put(stagingKey, body, { contentType: 'application/octet-stream' });
-        put.catch(() => undefined);
         try {
           for await (const chunk of stream as AsyncIterable<Buffer>) {
             size += chunk.length;
-            if (sniffed) {
-              if (!body.write(chunk)) await new Promise((r) => body.once('drain', r));
-            } else {
-              head.push(chunk);
-              headBytes += chunk.length;
-              if (headBytes >= SNIFF_BYTES) await sniff();
+            if (body) {
+              const out: PassThrough = body;
+              if (!out.write(chunk)) await drainedOrClosed(out);
+              if (out.destroyed) {
+                // The storage gave up on the stream: its put() rejects with the reason.
+                storageFailed = true;
+                await put;
+                throw new Error('storage stopped reading the staged upload');
+              }
+              continue;
             }
+            held.push(chunk);
+            heldBytes += chunk.length;
+            if (!sniffed && heldBytes >= SNIFF_BYTES) await sniff();
+            if (sniffed && heldBytes > BUFFERED_UPLOAD_BYTES) body = startStreaming();
           }
           if ((stream as { truncated?: boolean }).truncated) {
             throw new ServiceError('too_large', `File too large: the maximum upload size is ${formatBytes(maxBytes)}`);
           }
           if (!sniffed) {
-            if (headBytes === 0) throw new ServiceError('bad_request', 'No file provided: the "file" field is empty');
+            if (heldBytes === 0) throw new ServiceError('bad_request', 'No file provided: the "file" field is empty');
             await sniff();
           }
-          body.end();
-          await put;
+          storageFailed = true; // from here on, a failure is the storage's
+          if (body) {
+            body.end();
+            await put;
+          } else {
+            await storage.put(stagingKey, Buffer.concat(held), { contentType: 'application/octet-stream' });
+          }
+          storageFailed = false;
         } catch (err) {
-          body.destroy(err instanceof Error ? err : new Error(String(err)));
+          (body as PassThrough | null)?.destroy(err instanceof Error ? err : new Error(String(err)));
           stream.resume(); // drain the rest without keeping it
-          await put.catch(() => undefined);
-          await storage.delete(stagingKey).catch(() => undefined);
+          await (put as Promise<unknown> | null)?.catch(() => undefined);
+          // A refused upload is removed before the answer. When the storage itself failed, the
+          // answer (503) does not also wait for a delete retried against the same failing storage.
+          const removal = storage.delete(stagingKey).catch(() => undefined);
+          if (!storageFailed) await removal;
+          cleanedUp = true;
           throw err;
         }
       })();
@@ -116,7 +162,7 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
     if (stored) await stored;
   } catch (err) {
     if (stored) await (stored as Promise<void>).catch(() => undefined);
-    await storage.delete(stagingKey).catch(() => undefined);
+    if (!cleanedUp) await storage.delete(stagingKey).catch(() => undefined);
     throw err;
   }
   if (failure) {
