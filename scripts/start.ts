@@ -109,10 +109,15 @@ async function main() {
   const runtimeFile = path.join(dataDir, 'runtime.json');
   fs.writeFileSync(runtimeFile, JSON.stringify({ baseUrl: config.baseUrl, redisUrl: config.redisUrl, mongoUrl: config.mongoUrl, pid: process.pid }, null, 2));
   cleanups.push(async () => fs.rmSync(runtimeFile, { force: true }));
-  say('');
-  say(`Pictor is up: ${config.baseUrl}   (health: ${config.baseUrl}/health)`);
-  say(keyLine);
-  say(`try:      curl -H "X-API-Key: <key>" -F file=@photo.jpg ${config.baseUrl}/upload`);
+  // One write, so a reader that waits for "Pictor is up" also has the key line.
+  say(
+    [
+      '',
+      `Pictor is up: ${config.baseUrl}   (health: ${config.baseUrl}/health)`,
+      keyLine,
+      `try:      curl -H "X-API-Key: <key>" -F file=@photo.jpg ${config.baseUrl}/upload`,
+    ].join('\n'),
+  );
 }
 
 const CREDENTIAL_FILE = () => path.join(dataDir, 'dev-credential.json');

@@ -105,7 +105,7 @@ export function formatFromExtension(ext: string): OutputFormat | undefined {
 }
 
 /** Per-format quality used by opt=true, chosen for similar perceived quality (see README). */
-export const OPT_QUALITY: Record<OutputFormat, number> = { jpeg: 78, webp: 75, avif: 52, png: 100 };
+export const OPT_QUALITY: Record<OutputFormat, number> = { jpeg: 78, webp: 75, avif: 56, png: 100 };
 
 export interface NegotiationContext {
   accept: string;
