@@ -23,12 +23,15 @@ async function apply(catalog: Catalog, userId: string, period: string, delta: Us
     await catalog.usage.updateOne({ _id: id }, { $inc: inc, $setOnInsert: { userId, period } }, { upsert: true });
     return true;
   }
-  // Make sure the document exists first so the conditional update below never upserts a duplicate.
+  // The conditional update never upserts (that could duplicate the document). It usually finds
+  // the document and is the only round trip; when it matches nothing, the document is created if
+  // missing and the update tried once more (the op may also simply have been applied already).
+  const conditional = () =>
+    catalog.usage.updateOne({ _id: id, ops: { $ne: opId } }, { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } });
+  const first = await conditional();
+  if (first.modifiedCount === 1) return true;
   await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period, ops: [] } }, { upsert: true });
-  const res = await catalog.usage.updateOne(
-    { _id: id, ops: { $ne: opId } },
-    { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } },
-  );
+  const res = await conditional();
   return res.modifiedCount === 1;
 }
 
