@@ -12,6 +12,7 @@ import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { REDIS_PREFIX } from './queue-names.js';
+import { readExpiringRecords } from './expiring-records.js';
 
 const KEY_PREFIX = `${REDIS_PREFIX}:metrics:worker:`;
 
@@ -81,18 +82,8 @@ export class JobMetricsPublisher {
 
 /** The front door's side: every live worker's snapshot as one Prometheus text block. */
 export async function workerMetricsText(redis: Redis): Promise<string> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${KEY_PREFIX}*`, 'COUNT', 200);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  if (keys.length === 0) return '';
-  const values = await redis.mget(keys);
   const snapshots: object[] = [];
-  for (const value of values) {
-    if (value === null) continue;
+  for (const value of await readExpiringRecords(redis, KEY_PREFIX)) {
     try {
       const parsed: unknown = JSON.parse(value);
       if (Array.isArray(parsed)) snapshots.push(parsed);

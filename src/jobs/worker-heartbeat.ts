@@ -2,6 +2,7 @@
 // (Redis key expiry is fine here; only the catalog avoids relying on TTLs.)
 import os from 'node:os';
 import type { Redis } from 'ioredis';
+import { readExpiringRecords } from './expiring-records.js';
 import { REDIS_PREFIX } from './queue-names.js';
 
 const KEY_PREFIX = `${REDIS_PREFIX}:workers:`;
@@ -57,14 +58,5 @@ export class WorkerHeartbeat {
 }
 
 export async function liveWorkers(redis: Redis): Promise<WorkerBeat[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${KEY_PREFIX}*`, 'COUNT', 200);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  if (keys.length === 0) return [];
-  const values = await redis.mget(keys);
-  return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as WorkerBeat);
+  return (await readExpiringRecords(redis, KEY_PREFIX)).map((v) => JSON.parse(v) as WorkerBeat);
 }

@@ -3,56 +3,34 @@
 // GET /image/test, tries it out and sees 200; the key survives a reload (persistAuthorization).
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { CHROMIUM, TEST_OUTPUT, chromiumAvailable, launchChromium, type Browser } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('/docs in a real browser (headless Chromium)', function () {
   this.timeout(90_000);
   let svc: TestService;
   let key: string;
-  let userDataDir: string;
-  let context: BrowserContext;
+  let browser: Browser | undefined;
   let tab: Page;
   const requested: string[] = [];
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
+    if (!chromiumAvailable()) {
       console.warn(`      skipped: ${CHROMIUM} not found (npm run setup installs Debian's chromium)`);
       this.skip();
     }
     svc = await TestService.start({ workers: 1 });
     key = (await svc.createUser()).key;
-    fs.mkdirSync(OUTPUT_DIR, { recursive: true });
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 1000 },
-    });
-    tab = context.pages()[0] ?? (await context.newPage());
+    fs.mkdirSync(TEST_OUTPUT, { recursive: true });
+    browser = await launchChromium({ width: 1280, height: 1000 });
+    tab = browser.page;
     tab.on('request', (r) => requested.push(r.url()));
   });
 
   after(async () => {
-    await context?.close();
-    if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await svc?.stop();
   });
 
@@ -63,7 +41,7 @@ describe('/docs in a real browser (headless Chromium)', function () {
     expect(requested.some((u) => u === svc.url('/openapi.json'))).to.equal(true);
     const foreign = requested.filter((u) => !u.startsWith(svc.baseUrl) && !u.startsWith('data:'));
     expect(foreign, 'requests to other hosts (CDN, validator)').to.deep.equal([]);
-    await tab.screenshot({ path: path.join(OUTPUT_DIR, 'docs-overview.png'), fullPage: false });
+    await tab.screenshot({ path: path.join(TEST_OUTPUT, 'docs-overview.png'), fullPage: false });
   });
 
   it('Authorize with a key, then Try it out on GET /image/test answers 200', async () => {
@@ -89,7 +67,7 @@ describe('/docs in a real browser (headless Chromium)', function () {
     const body = await op.locator('.live-responses-table .response-col_description pre').first().innerText();
     expect(JSON.parse(body)).to.include({ valid: true });
     await op.scrollIntoViewIfNeeded();
-    await tab.screenshot({ path: path.join(OUTPUT_DIR, 'docs-try-it-out.png'), fullPage: false });
+    await tab.screenshot({ path: path.join(TEST_OUTPUT, 'docs-try-it-out.png'), fullPage: false });
   });
 
   it('keeps the key across a reload (persistAuthorization)', async () => {

@@ -5,26 +5,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
+import { CHROMIUM, TEST_OUTPUT, chromiumAvailable, launchChromium } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output');
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -43,7 +30,7 @@ describe('srcset in a real browser (headless Chromium)', function () {
   let markup: { srcset: string; sizes: string; default: string };
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
+    if (!chromiumAvailable()) {
       console.warn(`      skipped: ${CHROMIUM} not found (npm run setup installs Debian's chromium)`);
       this.skip();
     }
@@ -68,7 +55,7 @@ describe('srcset in a real browser (headless Chromium)', function () {
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-    fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+    fs.mkdirSync(TEST_OUTPUT, { recursive: true });
   });
 
   after(async () => {
@@ -78,16 +65,9 @@ describe('srcset in a real browser (headless Chromium)', function () {
 
   /** One fresh browser profile per viewport, so neither visit can reuse the other's cache. */
   async function visit(viewportWidth: number): Promise<Visit> {
-    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-chromium-'));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: viewportWidth, height: 900 },
-      deviceScaleFactor: 1,
-    });
+    const browser = await launchChromium({ width: viewportWidth, height: 900 });
     try {
-      const tab = context.pages()[0] ?? (await context.newPage());
+      const tab = browser.page;
       const fetched: Promise<Visit['fetched'][number]>[] = [];
       tab.on('response', (response) => {
         if (!response.url().startsWith(`${svc.baseUrl}/transform?`)) return;
@@ -108,11 +88,10 @@ describe('srcset in a real browser (headless Chromium)', function () {
         const img = document.getElementById('pic') as HTMLImageElement;
         return { naturalWidth: img.naturalWidth, currentSrc: img.currentSrc };
       });
-      await tab.screenshot({ path: path.join(OUTPUT_DIR, `srcset-${viewportWidth}px.png`), fullPage: true });
+      await tab.screenshot({ path: path.join(TEST_OUTPUT, `srcset-${viewportWidth}px.png`), fullPage: true });
       return { ...state, fetched: await Promise.all(fetched) };
     } finally {
-      await context.close();
-      fs.rmSync(userDataDir, { recursive: true, force: true });
+      await browser.close();
     }
   }
 
@@ -139,6 +118,6 @@ describe('srcset in a real browser (headless Chromium)', function () {
     expect(widthOf(large), 'candidate for the 1200 px slot of a 1400 px viewport').to.equal(1200);
     expect(widthOf(large)).to.be.greaterThan(widthOf(small));
     expect(large.naturalWidth).to.be.greaterThan(small.naturalWidth);
-    expect(fs.existsSync(path.join(OUTPUT_DIR, 'srcset-1400px.png'))).to.equal(true);
+    expect(fs.existsSync(path.join(TEST_OUTPUT, 'srcset-1400px.png'))).to.equal(true);
   });
 });
