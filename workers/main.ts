@@ -3,6 +3,7 @@
 import { loadConfigOrExit } from '../src/config.js';
 import { ALL_QUEUES, type QueueName } from '../src/jobs/queue-names.js';
 import { createLogger } from '../src/logger.js';
+import { closeOnSignals } from '../src/shutdown.js';
 import { WorkerProcess } from './worker-process.js';
 
 const config = loadConfigOrExit();
@@ -15,21 +16,7 @@ if (unknown.length > 0) {
 }
 const worker = new WorkerProcess(config, log, requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES);
 
-let stopping = false;
-const stop = (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'signal received');
-  worker.close().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', () => stop('SIGTERM'));
-process.on('SIGINT', () => stop('SIGINT'));
+closeOnSignals(() => worker.close(), log, 'worker (finishing active jobs)');
 
 worker.start().then(
   // Tells a parent (npm start) that this worker takes jobs and /health can see it.
