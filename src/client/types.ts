@@ -155,15 +155,8 @@ export interface Usage {
   };
 }
 
-export interface Plan {
-  id: string;
-  name: string;
-  price_usd_per_month: number;
-  storage_bytes: number;
-  bandwidth_bytes_per_month: number;
-  transformations_per_month: number;
-  max_upload_bytes: number;
-}
+/** A plan as `GET /plans` returns it (the server's own record type). */
+export type { Plan } from '../catalog/plans.js';
 
 export interface KeyInfo {
   valid: boolean;
