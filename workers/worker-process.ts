@@ -85,8 +85,17 @@ export class WorkerProcess {
   private async loadPassportProcessor(ctx: ProcessorContext): Promise<Processor | null> {
     if (!this.queues.includes(QUEUE_NAMES.passport)) return null;
     const mod = await import('./processors/passport.processor.js');
+    // Models load once per process, before the first job (not during a caller's wait).
+    const runtime = await import('../src/passport/mediapipe/runtime.js');
+    const started = performance.now();
+    await runtime.warmUp();
+    this.closePassportModels = runtime.closeModels;
+    this.log.info({ ms: Math.round(performance.now() - started) }, 'passport models loaded');
     return guarded(mod.passportProcessor(ctx)) as Processor;
   }
+
+  /** Closes MediaPipe tasks on shutdown (their telemetry timer would keep the process alive). */
+  private closePassportModels: (() => Promise<void>) | null = null;
 
   /**
    * SIGTERM: stop taking work, let active jobs finish, then close workers → Redis → catalog.
@@ -108,6 +117,7 @@ export class WorkerProcess {
       if (connection?.status === 'ready') await connection.quit().catch(() => undefined);
       else connection?.disconnect();
       await this.catalog?.close().catch(() => undefined);
+      await this.closePassportModels?.().catch(() => undefined);
       this.log.info('worker stopped');
     })();
     return this.closing;
