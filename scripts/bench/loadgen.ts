@@ -1,0 +1,84 @@
+// The load generator: a separate process driving autocannon on request of the orchestrator (IPC).
+// Latency percentiles come from every response's own time (autocannon reports no p95).
+import autocannon from 'autocannon';
+import { percentile, type FromLoadgen, type LoadResult, type LoadSpec, type ToLoadgen } from './lib/protocol.js';
+
+function send(msg: FromLoadgen) {
+  process.send?.(msg);
+}
+
+function run(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const times: number[] = [];
+    const statusSamples: number[] = [];
+    let ok = 0;
+    let non2xx = 0;
+    let next = 0;
+    const nStart = spec.nStart ?? 0;
+    const paths = spec.paths;
+    const template = spec.pathTemplate;
+    const nextPath = (): string => {
+      const i = next++;
+      if (paths && paths.length > 0) return paths[i % paths.length];
+      return (template ?? '/').replace(/\{n\}/g, String(nStart + i));
+    };
+    const body = spec.bodyBase64 ? Buffer.from(spec.bodyBase64, 'base64') : undefined;
+    const instance = autocannon(
+      {
+        url: spec.origin,
+        connections: spec.connections,
+        pipelining: 1,
+        ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSec ?? 5 }),
+        timeout: spec.timeoutSec ?? 30,
+        headers: spec.headers,
+        requests: [
+          {
+            method: spec.method ?? 'GET',
+            ...(body ? { body } : {}),
+            setupRequest: (req) => ({ ...req, path: nextPath() }),
+          },
+        ],
+      },
+      (err, result) => {
+        if (err) return reject(err);
+        times.sort((a, b) => a - b);
+        const durationSec = result.duration;
+        resolve({
+          requests: ok + non2xx,
+          ok,
+          non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          durationSec,
+          rps: ok / durationSec,
+          p50: percentile(times, 50),
+          p95: percentile(times, 95),
+          p99: percentile(times, 99),
+          mean: times.length ? times.reduce((a, b) => a + b, 0) / times.length : NaN,
+          pathsUsed: next,
+          statusSamples,
+        });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) {
+        ok++;
+        times.push(responseTime);
+      } else {
+        non2xx++;
+        if (statusSamples.length < 5) statusSamples.push(statusCode);
+      }
+    });
+  });
+}
+
+process.on('message', (msg: ToLoadgen) => {
+  if (msg.type === 'exit') process.exit(0);
+  if (msg.type === 'run') {
+    run(msg.spec).then(
+      (result) => send({ type: 'result', id: msg.id, result }),
+      (err: unknown) => send({ type: 'failed', id: msg.id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+});
+send({ type: 'ready' });
