@@ -8,9 +8,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { runImport, startService, type RunningService } from './lib/bench-service.js';
-import { smallJpeg, writeImageFolder } from './lib/generated-images.js';
+import { gradientJpeg, smallJpeg, writeImageFolder } from './lib/generated-images.js';
 
 const FILES = Number(process.env.BENCH_FILES ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
@@ -19,19 +18,6 @@ const CONCURRENCY = Number(process.env.BENCH_IMPORT_CONCURRENCY ?? 32);
 
 function say(line: string) {
   process.stdout.write(line + '\n');
-}
-
-async function photo(width: number, height: number): Promise<Buffer> {
-  const raw = Buffer.alloc(width * height * 3);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 3;
-      raw[i] = (x * 255) / width;
-      raw[i + 1] = (y * 255) / height;
-      raw[i + 2] = ((x ^ y) & 0xff) / 2 + 64;
-    }
-  }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
 }
 
 async function uploadOnce(service: RunningService, bytes: Buffer, publicId: string, bulk = false): Promise<{ status: number; body: { public_url?: string; msg?: string } }> {
@@ -86,7 +72,7 @@ async function main() {
   let service: RunningService | null = null;
   try {
     await writeImageFolder(folder, FILES);
-    const picture = await photo(1600, 1200);
+    const picture = await gradientJpeg(1600, 1200);
     const uploadBytes = await Promise.all(Array.from({ length: SAMPLES * 2 + 1 }, (_, i) => smallJpeg(100_000 + i, 320)));
     service = await startService({ workers: WORKERS, dataDir: path.join(tmp, 'data') });
     say(`service up at ${service.baseUrl} with ${WORKERS} worker process(es); ${os.availableParallelism()} cores, load average ${os.loadavg()[0].toFixed(2)}`);

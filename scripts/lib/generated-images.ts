@@ -4,6 +4,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 
+/** A photo-like gradient with structure, so encoders and effects have something to work on. */
+export async function gradientJpeg(width: number, height: number, quality = 85): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      raw[i] = (x * 255) / width;
+      raw[i + 1] = (y * 255) / height;
+      raw[i + 2] = ((x ^ y) & 0xff) / 2 + 64;
+    }
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+}
+
 export async function smallJpeg(index: number, size = 24): Promise<Buffer> {
   const raw = Buffer.alloc(size * size * 3);
   for (let p = 0; p < raw.length; p += 3) {

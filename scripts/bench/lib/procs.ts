@@ -1,7 +1,6 @@
 // Process helpers for the bench: spawn and stop servers, wait for ports, read memory from /proc.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 
 export interface Spawned {
   name: string;
@@ -34,18 +33,8 @@ export async function waitForHttp(url: string, timeoutMs: number, what: string):
   throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms (${last})`);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** Same free-port probe as the Redis launcher. */
+export { freePort } from '../../lib/redis-server.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
