@@ -39,6 +39,14 @@ export interface Config {
   /** libvips threads per job; 0 = automatic (see sharpThreadsFor). */
   sharpThreads: number;
   apiKeyCacheMs: number;
+  /**
+   * How long the front door keeps image documents it looked up (0 = off). Deletes and
+   * replacements drop entries at once in every front door (Redis pub/sub); the TTL only bounds
+   * how stale an entry can get if such a message is lost.
+   */
+  imageCacheMs: number;
+  /** Memory for hot derivative bytes in each front door, in MiB (0 = off). */
+  memoryCacheMb: number;
   publicDerivativesPerImage: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
@@ -130,6 +138,8 @@ export function loadConfig(env: Env = process.env): Config {
     webpEffort: int(env, 'WEBP_EFFORT', 3, 0, 6),
     sharpThreads: int(env, 'SHARP_THREADS', 0, 0, 256),
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
+    imageCacheMs: int(env, 'IMAGE_CACHE_MS', 10_000, 0, 3_600_000),
+    memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),

@@ -6,6 +6,7 @@ import os from 'node:os';
 import sharp from 'sharp';
 import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
+import { announceImageChange } from '../src/catalog/image-changes.js';
 import { sharpThreadsFor, type Config } from '../src/config.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
@@ -41,9 +42,10 @@ export class WorkerProcess {
     sharp.cache(false); // each job reads a different original; the cache only grows RSS
     this.catalog = await Catalog.connect(config.mongoUrl);
     const storage = createStorage(config);
-    const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log };
     this.connection = createQueueConnection(config.redisUrl);
     this.connection.on('error', (err) => this.log.debug({ err: err.message }, 'heartbeat redis connection error'));
+    const connection = this.connection;
+    const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log, announceImageChange: (change) => announceImageChange(connection, change) };
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,
       [QUEUE_NAMES.transform]: guarded(transformProcessor(ctx)) as Processor,

@@ -146,35 +146,49 @@ export async function deleteImage(catalog: Catalog, storage: Storage, userId: st
   return doc;
 }
 
-/** Records a derivative once; counts a transformation only the first time. */
-export async function recordDerivative(
-  catalog: Catalog,
-  input: { key: string; userId: string; imageId: string; bytes: number; contentType: string; origin: 'api' | 'public' },
-): Promise<boolean> {
-  let res;
+export interface DerivativeRecord {
+  key: string;
+  userId: string;
+  imageId: string;
+  bytes: number;
+  contentType: string;
+  origin: 'api' | 'public';
+}
+
+/**
+ * Records a derivative once. Returns true only for the run that created the record: that run,
+ * and no other, counts it (countDerivative), so the counters need no op-id ledger.
+ */
+export async function recordDerivative(catalog: Catalog, input: DerivativeRecord): Promise<boolean> {
   try {
-    res = await catalog.derivatives.updateOne(
-    { _id: input.key },
-    {
-      $setOnInsert: {
-        userId: input.userId,
-        imageId: new Types.ObjectId(input.imageId),
-        bytes: input.bytes,
-        contentType: input.contentType,
-        origin: input.origin,
-        createdAt: new Date(),
+    const res = await catalog.derivatives.updateOne(
+      { _id: input.key },
+      {
+        $setOnInsert: {
+          userId: input.userId,
+          imageId: new Types.ObjectId(input.imageId),
+          bytes: input.bytes,
+          contentType: input.contentType,
+          origin: input.origin,
+          createdAt: new Date(),
+        },
       },
-    },
-    { upsert: true },
-  );
+      { upsert: true },
+    );
+    return res.upsertedCount === 1;
   } catch (err) {
     // Two runs of the same job raced on the upsert: the other one recorded it.
     if ((err as { code?: number }).code === 11000) return false;
     throw err;
   }
-  if (res.upsertedCount !== 1) return false;
-  const opId = `derive:${input.key}`;
-  await addStorageUsage(catalog, input.userId, { derivativeCount: 1 }, opId);
-  await addMonthlyUsage(catalog, input.userId, { transformations: 1 }, opId);
-  return true;
+}
+
+/** Counts a newly recorded derivative: one stored derivative, one transformation this month. */
+export async function countDerivative(catalog: Catalog, userId: string): Promise<void> {
+  await Promise.all([addStorageUsage(catalog, userId, { derivativeCount: 1 }), addMonthlyUsage(catalog, userId, { transformations: 1 })]);
+}
+
+/** Takes back a record made by this run (its image changed meanwhile; nothing was counted). */
+export async function unrecordDerivative(catalog: Catalog, key: string): Promise<void> {
+  await catalog.derivatives.deleteOne({ _id: key });
 }

@@ -1,5 +1,5 @@
 // The front door's side of the queues: enqueue a job and await its result with a deadline.
-import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { Queue, QueueEvents, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
 import { decodeFailure } from './job-failure.js';
@@ -37,6 +37,26 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 /** How long a waiting caller tolerates a lost Redis connection (reconnects take well under this). */
 export const REDIS_LOSS_GRACE_MS = 2000;
 
+const CAPACITY_REFRESH_MS = 100;
+
+/** Waiting-job counts of one queue as last read, plus this front door's adds since. */
+class QueueCounts {
+  private readonly readAt = Date.now();
+  constructor(
+    public waiting: number,
+    public prioritized: number,
+  ) {}
+
+  stale(): boolean {
+    return Date.now() - this.readAt >= CAPACITY_REFRESH_MS;
+  }
+
+  added(priority?: number): void {
+    if (priority) this.prioritized++;
+    else this.waiting++;
+  }
+}
+
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
   private readonly events: Record<QueueName, QueueEvents>;
@@ -47,6 +67,7 @@ export class JobProducer {
   private redisLossTimer: NodeJS.Timeout | undefined;
   /** Callers waiting on a job: failed with 503 when Redis stays away past the grace period. */
   private readonly lossWaiters = new Set<() => void>();
+  private readonly capacity = new Map<QueueName, QueueCounts>();
 
   constructor(private readonly options: JobProducerOptions) {
     this.queues = {} as Record<QueueName, Queue>;
@@ -75,26 +96,47 @@ export class JobProducer {
 
   /** Adds a job and waits for its result; bad-input failures come back as the worker's ServiceError. */
   async run<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions = {}): Promise<JobTypes[N]['result']> {
-    const job = await this.enqueue(name, data, opts);
-    return this.wait(name, job.id as string, opts.timeoutMs);
+    const enqueuedAt = Date.now();
+    const job = await this.add(name, data, opts);
+    try {
+      return await this.waitFor(name, job, opts.timeoutMs);
+    } catch (err) {
+      // A single-flight id may name an old failed job (add() then returns that one): clear it and
+      // run once more. Checked only on failure, so a successful run costs no extra round trip.
+      if (!opts.jobId || !(err instanceof ServiceError) || err.kind === 'timeout' || err.kind === 'unavailable') throw err;
+      const stale = await this.queues[name].getJob(opts.jobId);
+      if (!stale || !stale.finishedOn || stale.finishedOn >= enqueuedAt || !(await stale.isFailed())) throw err;
+      await stale.remove().catch(() => undefined);
+      return this.waitFor(name, await this.add(name, data, opts), opts.timeoutMs);
+    }
   }
 
+  /** Adds a job without waiting for it (async callers poll GET /jobs/{id}). */
   async enqueue<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions = {}) {
-    const queue = this.queues[name];
-    await this.assertCapacity(name, opts.priority);
-    const jobOpts: JobsOptions = { jobId: opts.jobId, priority: opts.priority };
-    let job = await queue.add(name, data, jobOpts);
+    let job = await this.add(name, data, opts);
     // A single-flight id may point at an old failed job: clear it and try once more.
     if (opts.jobId && (await job.isFailed())) {
       await job.remove().catch(() => undefined);
-      job = await queue.add(name, data, jobOpts);
+      job = await this.queues[name].add(name, data, { jobId: opts.jobId, priority: opts.priority });
     }
+    return job;
+  }
+
+  private async add<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions) {
+    await this.assertCapacity(name, opts.priority);
+    const job = await this.queues[name].add(name, data, { jobId: opts.jobId, priority: opts.priority });
+    this.capacity.get(name)?.added(opts.priority);
     return job;
   }
 
   async wait<N extends QueueName>(name: N, jobId: string, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
     const job = await this.queues[name].getJob(jobId);
     if (!job) throw new ServiceError('not_found', `Job ${jobId} not found`);
+    return this.waitFor(name, job, timeoutMs);
+  }
+
+  private async waitFor<N extends QueueName>(name: N, job: Job, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
+    const jobId = job.id as string;
     // Without Redis the result can never arrive: answer 503 soon instead of 504 at the deadline.
     let fail: () => void = () => undefined;
     const lost = new Promise<never>((_, reject) => {
@@ -133,11 +175,18 @@ export class JobProducer {
   /**
    * Back-pressure: refuse new work at once while the queue ahead of it is already deep.
    * Interactive jobs (no priority) run before prioritized bulk jobs, so only interactive jobs
-   * count against an interactive caller; bulk callers count everything.
+   * count against an interactive caller; bulk callers count everything. The counts are read at
+   * most every CAPACITY_REFRESH_MS (plus this front door's own adds since): a bound that is a
+   * few jobs late is still a bound, and a cache miss then costs no extra round trip.
    */
   private async assertCapacity(name: QueueName, priority?: number): Promise<void> {
-    const counts = await this.queues[name].getJobCounts('waiting', 'prioritized');
-    const waiting = (counts.waiting ?? 0) + (priority ? (counts.prioritized ?? 0) : 0);
+    let counts = this.capacity.get(name);
+    if (!counts || counts.stale()) {
+      const read = await this.queues[name].getJobCounts('waiting', 'prioritized');
+      counts = new QueueCounts(read.waiting ?? 0, read.prioritized ?? 0);
+      this.capacity.set(name, counts);
+    }
+    const waiting = counts.waiting + (priority ? counts.prioritized : 0);
     if (waiting >= this.options.maxWaiting) {
       throw new ServiceError('unavailable', `The ${name} queue is full (${waiting} waiting); retry shortly`, { retryAfterSeconds: 5 });
     }

@@ -88,7 +88,8 @@ export class LocalStorage implements Storage {
     let placedSidecar: string | undefined;
     let placedData = false;
     try {
-      const written = await this.writeNewFile(tempData, body);
+      const sync = this.fsync && options.durable !== false;
+      const written = await this.writeNewFile(tempData, body, sync);
       const sidecar: Sidecar = {
         contentType: options.contentType ?? DEFAULT_CONTENT_TYPE,
         metadata: { ...(options.metadata ?? {}) },
@@ -96,7 +97,7 @@ export class LocalStorage implements Storage {
         md5: written.md5,
         size: written.size,
       };
-      await this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)));
+      await this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync);
       placedSidecar = this.sidecarPath(key, written.inode);
       await this.moveIntoPlace(key, tempSidecar, placedSidecar);
 
@@ -215,7 +216,7 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.writeNewFile(probe, Buffer.from('ok'));
+      await this.writeNewFile(probe, Buffer.from('ok'), this.fsync);
       await rm(probe, { force: true });
     } catch (err) {
       throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
@@ -340,7 +341,7 @@ export class LocalStorage implements Storage {
   }
 
   /** Writes a new file (never an existing one) and returns what the sidecar and etag need. */
-  private async writeNewFile(file: string, body: Buffer | Readable): Promise<WrittenFile> {
+  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean): Promise<WrittenFile> {
     const handle = await open(file, 'wx', 0o644);
     try {
       const md5 = createHash('md5');
@@ -357,7 +358,7 @@ export class LocalStorage implements Storage {
           offset += bytesWritten;
         }
       }
-      if (this.fsync) await handle.sync();
+      if (sync) await handle.sync();
       const info = await handle.stat({ bigint: true });
       return { size, md5: md5.digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
     } finally {

@@ -18,6 +18,11 @@ export interface PutOptions {
   metadata?: Record<string, string>;
   /** Cache-Control to store with the object (GCS serves it to browsers). */
   cacheControl?: string;
+  /**
+   * false: the object can be re-created (a derivative), so the driver may skip flushing it to
+   * disk before it becomes visible; a power cut may then lose it (it is rendered again on demand).
+   */
+  durable?: boolean;
 }
 
 /** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */

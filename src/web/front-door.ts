@@ -6,9 +6,12 @@ import { parseKeySeed, seedCredential } from '../catalog/api-keys.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
 import { JobProducer } from '../jobs/job-producer.js';
-import { createQueueConnection } from '../jobs/redis-connection.js';
+import { createBlockingConnection, createQueueConnection } from '../jobs/redis-connection.js';
 import { createStorage } from '../storage/create-storage.js';
 import { createApp } from './app.js';
+import { BandwidthCounter } from './services/bandwidth-counter.js';
+import { DerivativeCache } from './services/derivative-cache.js';
+import { ImageCache } from './services/image-cache.js';
 import type { WebDeps } from './web-deps.js';
 
 export class FrontDoor {
@@ -32,7 +35,12 @@ export class FrontDoor {
     });
     const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting });
     await jobs.ready();
-    this.deps = { config, catalog, storage, jobs, redis, log };
+    const images = new ImageCache(catalog, config.imageCacheMs);
+    // A subscriber connection can do nothing else; it reconnects (and clears the cache) by itself.
+    const subscriber = createBlockingConnection(config.redisUrl);
+    subscriber.on('error', () => undefined);
+    await images.listen(subscriber);
+    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth: new BandwidthCounter(catalog, log) };
     const app = createApp(this.deps);
     this.server = http.createServer(app);
     this.server.keepAliveTimeout = 65_000;
@@ -69,6 +77,9 @@ export class FrontDoor {
         });
       }
       if (this.deps) {
+        // Counts of the last requests go to the catalog before it closes.
+        await this.deps.bandwidth.close().catch(() => undefined);
+        this.deps.images.close();
         await this.deps.jobs.close().catch(() => undefined);
         await this.deps.redis.quit().catch(() => this.deps?.redis.disconnect());
         await this.deps.catalog.close().catch(() => undefined);

@@ -4,6 +4,9 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
 import type { JobProducer } from '../jobs/job-producer.js';
 import type { Storage } from '../storage/storage.js';
+import type { BandwidthCounter } from './services/bandwidth-counter.js';
+import type { DerivativeCache } from './services/derivative-cache.js';
+import type { ImageCache } from './services/image-cache.js';
 
 /** Everything the front door's routes need, built once by the server entry (or a test). */
 export interface WebDeps {
@@ -13,4 +16,10 @@ export interface WebDeps {
   jobs: JobProducer;
   redis: Redis;
   log: Logger;
+  /** Image documents by id and by public id, dropped on delete/replace in every front door. */
+  images: ImageCache;
+  /** Derivative presence and hot derivative bytes. */
+  derivatives: DerivativeCache;
+  /** Bytes served per owner, written to the catalog in batches. */
+  bandwidth: BandwidthCounter;
 }

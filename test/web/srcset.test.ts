@@ -219,12 +219,15 @@ describe('GET /generate/srcset', function () {
       const before = (await readUsage(svc.deps.catalog, user.userId)).bandwidthBytes;
       const res = await request(entries[2].url);
       expect(res.status).to.equal(200);
+      // Bytes are written to the catalog in batches (every 250 ms, and before usage is read).
+      await svc.deps.bandwidth.flush(user.userId);
       const after = (await readUsage(svc.deps.catalog, user.userId)).bandwidthBytes;
       expect(after - before).to.equal(res.bytes.length);
       const period = new Date().toISOString().slice(0, 7);
       const doc = await svc.deps.catalog.usage.findById(`${user.userId}:${period}`).lean();
       expect(doc?.bandwidthBytes).to.equal(after);
       await request(entries[2].url, { headers: { 'If-None-Match': res.headers.get('etag')! } });
+      await svc.deps.bandwidth.flush(user.userId);
       expect((await readUsage(svc.deps.catalog, user.userId)).bandwidthBytes).to.equal(after);
     });
 

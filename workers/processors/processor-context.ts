@@ -1,4 +1,5 @@
 import type { Catalog } from '../../src/catalog/catalog.js';
+import type { ImageChange } from '../../src/catalog/image-changes.js';
 import type { Config } from '../../src/config.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { Logger } from 'pino';
@@ -9,4 +10,6 @@ export interface ProcessorContext {
   catalog: Catalog;
   storage: Storage;
   log: Logger;
+  /** Tells every front door to drop what it cached about a replaced image (best effort). */
+  announceImageChange: (change: ImageChange) => Promise<void>;
 }

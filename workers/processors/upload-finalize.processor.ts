@@ -51,6 +51,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       });
       await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {
+        await ctx.announceImageChange({ imageId: String(image._id), userId: image.userId, publicId: image.publicId });
         // Replaced: old derivatives must never be served again, and a different extension leaves an old object.
         await purgeDerivatives(catalog, storage, previous, image.version);
         if (previous.storageKey !== storageKey) {

@@ -4,6 +4,7 @@ import { Types } from 'mongoose';
 import { deleteImage } from '../../catalog/images.js';
 import { planById } from '../../catalog/plans.js';
 import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
+import { announceImageChange } from '../../catalog/image-changes.js';
 import { currentPeriod, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
 import { currentUser } from '../middleware/auth.js';
@@ -70,8 +71,15 @@ async function deleteMany(deps: WebDeps, userId: string, ids: string[]) {
   const deleted: string[] = [];
   const notFound: string[] = [];
   for (const id of [...new Set(ids)]) {
-    if (await deleteImage(deps.catalog, deps.storage, userId, id)) deleted.push(id);
-    else notFound.push(id);
+    const doc = await deleteImage(deps.catalog, deps.storage, userId, id);
+    if (!doc) {
+      notFound.push(id);
+      continue;
+    }
+    deleted.push(id);
+    const change = { imageId: id, userId, publicId: doc.publicId };
+    deps.images.forget(change);
+    await announceImageChange(deps.redis, change);
   }
   return { deleted, not_found: notFound };
 }
@@ -96,6 +104,7 @@ export function deleteOneImageController(deps: WebDeps) {
 export function usageController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
+    await deps.bandwidth.flush(user.userId);
     const usage = await readUsage(deps.catalog, user.userId);
     const plan = planById(user.plan);
     res.json({

@@ -1,12 +1,12 @@
 // Set B image routes: GET /image/test, GET /image/{path}, GET /image/demo/{path}, GET /cdn/{image_id}.
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import type { Config } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import { formatFromExtension, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
 import { currentUser } from '../middleware/auth.js';
 import { sendStoredImage } from '../services/image-responder.js';
-import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, statDerivative, type PreparedTransform } from '../services/transform-service.js';
+import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -93,7 +93,7 @@ export function imageDemoController(deps: WebDeps) {
       throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
     }
     const ref = requireSrcRef(deps, query.src);
-    const image = await deps.catalog.images.findOne({ userId: ref.userId, publicId: ref.publicId }).lean();
+    const image = await deps.images.byRef(ref.userId, ref.publicId);
     if (!image) throw new ServiceError('not_found', 'Image not found');
     const capped = (plan: TransformPlan) => {
       if (plan.width === undefined && plan.height === undefined) {
@@ -120,14 +120,29 @@ export function imageDemoController(deps: WebDeps) {
 
 /**
  * GET /cdn/{image_id}: public by design (the spec declares no key). Existing derivatives are
- * served freely; creating new ones is capped per image and rate-limited per IP.
+ * served freely, like files behind a CDN; creating new ones (and asking for unknown images) is
+ * rate-limited per IP (`limit`, PUBLIC_RATE_LIMIT_PER_MIN) and capped per image.
  */
-export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number) {
+export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number, limit: RequestHandler) {
+  const consume = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) => {
+      void limit(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()));
+    });
   return async (req: Request, res: Response) => {
-    const image = await findImageById(deps, String(req.params.image_id));
+    let image: ImageDoc;
+    try {
+      image = await findImageById(deps, String(req.params.image_id));
+    } catch (err) {
+      await consume(req, res);
+      throw err;
+    }
     const query = res.locals.query as SetBQuery;
     const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'));
-    const admitted = (await statDerivative(deps, prepared.key)) ? null : await admitPublicDerivative(deps, image, prepared.key, maxPublicDerivatives);
+    let admitted: string | null = null;
+    if (!(await deps.derivatives.stat(prepared.key))) {
+      await consume(req, res);
+      admitted = await admitPublicDerivative(deps, image, prepared.key, maxPublicDerivatives);
+    }
     try {
       await serveDerivative(deps, req, res, prepared, 'public');
     } catch (err) {

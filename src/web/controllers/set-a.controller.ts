@@ -1,6 +1,6 @@
 // Set A: POST /upload, GET /transform, GET /generate/srcset (spec 4.1).
 import type { Request, Response } from 'express';
-import { credentialById, type AuthenticatedUser } from '../../catalog/api-keys.js';
+import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
 import type { TransformRequest } from '../../imaging/params.js';
 import { signedTransformUrl, verifyQuery } from '../../imaging/signing.js';
@@ -48,7 +48,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
       user = await keys.lookup(key);
       if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
     } else if (typeof rawQuery.sig === 'string' && typeof rawQuery.kid === 'string') {
-      user = await credentialById(deps.catalog, rawQuery.kid);
+      user = await keys.byKeyId(rawQuery.kid);
       if (!user || !verifyQuery(rawQuery, user.secret, rawQuery.sig)) throw new ServiceError('unauthorized', 'Invalid or tampered URL signature');
       signed = true;
     } else {
@@ -73,7 +73,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
       return;
     }
     if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
-    if (wantsAsync(req) && !(await deps.storage.stat(prepared.key))) {
+    if (wantsAsync(req) && !(await deps.derivatives.stat(prepared.key))) {
       const { jobId, data } = transformJob(prepared, 'api');
       await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
       const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;

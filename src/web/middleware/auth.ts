@@ -1,7 +1,7 @@
-// X-API-Key authentication with a short in-process cache (API_KEY_CACHE_MS) so a hot path does
-// not hit the catalog per request; revocation takes effect within that window.
+// X-API-Key (and signed-URL key id) authentication with a short in-process cache (API_KEY_CACHE_MS)
+// so a hot path does not hit the catalog per request; revocation takes effect within that window.
 import type { NextFunction, Request, Response } from 'express';
-import { authenticateKey, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
+import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
 import { currentSet } from './path-set.js';
@@ -10,15 +10,24 @@ export class KeyCache {
   private readonly entries = new Map<string, { user: AuthenticatedUser | null; expires: number }>();
   constructor(private readonly catalog: Catalog, private readonly ttlMs: number) {}
 
-  async lookup(key: string): Promise<AuthenticatedUser | null> {
-    const h = hashKey(key);
+  /** The user of an API key (X-API-Key). */
+  lookup(key: string): Promise<AuthenticatedUser | null> {
+    return this.cached(hashKey(key), () => authenticateKey(this.catalog, key));
+  }
+
+  /** The user of a key id (`kid` of a signed URL), with the secret that verifies it. */
+  byKeyId(keyId: string): Promise<AuthenticatedUser | null> {
+    return this.cached(`kid:${keyId}`, () => credentialById(this.catalog, keyId));
+  }
+
+  private async cached(id: string, load: () => Promise<AuthenticatedUser | null>): Promise<AuthenticatedUser | null> {
     const now = Date.now();
-    const hit = this.entries.get(h);
+    const hit = this.entries.get(id);
     if (hit && hit.expires > now) return hit.user;
-    const user = await authenticateKey(this.catalog, key);
+    const user = await load();
     if (this.ttlMs > 0) {
       if (this.entries.size > 10_000) this.entries.clear();
-      this.entries.set(h, { user, expires: now + this.ttlMs });
+      this.entries.set(id, { user, expires: now + this.ttlMs });
     }
     return user;
   }

@@ -42,11 +42,11 @@ export function setBRoutes(deps: WebDeps, keys: KeyCache): Router {
   router.patch('/cdn/projects', validateSetB({ requireKey: true, body: updateProjectBody }), auth, updateProjectController(deps));
   router.delete('/cdn/projects', validateSetB({ requireKey: true, body: deleteProjectBody }), auth, deleteProjectController(deps));
   router.delete('/cdn/:image_id', keyOnly, auth, deleteOneImageController(deps));
+  // The per-IP limit applies inside: to new derivatives and unknown images, not to stored ones.
   router.get(
     '/cdn/:image_id',
-    perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin),
     validateSetB({ query: setBServeQuery, lowerCaseQuery: CASE_INSENSITIVE }),
-    cdnServeController(deps, deps.config.publicDerivativesPerImage),
+    cdnServeController(deps, deps.config.publicDerivativesPerImage, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
   );
   return router;
 }

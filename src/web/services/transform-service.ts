@@ -1,7 +1,6 @@
 // The transform pipeline shared by set A (/transform) and set B (/image/…, /cdn/{id}):
 // resolve the original → canonical derivative key → answer from storage, or run one job.
 import { createHash } from 'node:crypto';
-import { Types } from 'mongoose';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
@@ -62,41 +61,8 @@ export interface DerivativeOutcome {
   object?: StoredObject;
 }
 
-/**
- * Stored derivatives the front door has seen, by key. A derivative key carries the original's
- * version and every applied parameter, so the bytes under it never change: the entry can only go
- * stale by the derivative being deleted (its image deleted or replaced), and a request can reach
- * such a key only with an image document read before that. Entries live DERIVATIVE_STAT_TTL_MS,
- * so a hot derivative costs one stat (realpath, lstat, sidecar read) per key and period instead
- * of several per request; a stale entry makes the responder's read fail with 404, as a stat would.
- * Only derivatives (keys with `&v=`) are remembered, never originals (replaced in place), and
- * only their presence (a missing derivative is looked up again on every request).
- */
-const DERIVATIVE_STAT_TTL_MS = 5_000;
 /** Stored with every derivative by the transform worker. */
 const DERIVATIVE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
-const DERIVATIVE_STAT_MAX = 10_000;
-const knownDerivatives = new Map<string, { object: StoredObject; expires: number }>();
-
-/** storage.stat for a derivative key, answered from the short-lived cache above when possible. */
-export async function statDerivative(deps: WebDeps, key: string): Promise<StoredObject | null> {
-  const now = Date.now();
-  const hit = knownDerivatives.get(key);
-  if (hit && hit.expires > now) return hit.object;
-  const object = await deps.storage.stat(key);
-  if (object && key.includes('&v=')) {
-    if (knownDerivatives.size >= DERIVATIVE_STAT_MAX) knownDerivatives.clear();
-    knownDerivatives.set(key, { object, expires: now + DERIVATIVE_STAT_TTL_MS });
-  } else if (hit) {
-    knownDerivatives.delete(key);
-  }
-  return object;
-}
-
-/** Drops a remembered derivative (its bytes turned out to be gone). */
-export function forgetDerivative(key: string): void {
-  knownDerivatives.delete(key);
-}
 
 export function negotiationFor(image: ImageDoc, accept: string, set: PathSet, pathFormat?: NegotiationContext['pathFormat']): NegotiationContext {
   return {
@@ -109,14 +75,13 @@ export function negotiationFor(image: ImageDoc, accept: string, set: PathSet, pa
 
 export async function findOwnedImageByRef(deps: WebDeps, userId: string, ref: BaseImageRef): Promise<ImageDoc> {
   // Another user's image and a missing one get the same answer.
-  const image = ref.userId === userId ? await deps.catalog.images.findOne({ userId, publicId: ref.publicId }).lean() : null;
+  const image = ref.userId === userId ? await deps.images.byRef(userId, ref.publicId) : null;
   if (!image || image.storageKey.split('.').pop() !== ref.extension) throw new ServiceError('not_found', 'Image not found');
   return image;
 }
 
 export async function findImageById(deps: WebDeps, imageId: string, userId?: string): Promise<ImageDoc> {
-  const valid = Types.ObjectId.isValid(imageId) && String(new Types.ObjectId(imageId)) === imageId;
-  const image = valid ? await deps.catalog.images.findOne({ _id: new Types.ObjectId(imageId), ...(userId ? { userId } : {}) }).lean() : null;
+  const image = await deps.images.byId(imageId, userId);
   if (!image) throw new ServiceError('not_found', 'Image not found');
   return image;
 }
@@ -152,7 +117,7 @@ export function transformJob(prepared: PreparedTransform, origin: 'api' | 'publi
 
 /** Answers from storage when the derivative exists; otherwise runs (or joins) its one job. */
 export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: 'api' | 'public', priority?: number): Promise<DerivativeOutcome> {
-  const existing = await statDerivative(deps, prepared.key);
+  const existing = await deps.derivatives.stat(prepared.key);
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
@@ -161,5 +126,6 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
     result.etag && result.updatedAt
       ? { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL }
       : undefined;
+  if (object) deps.derivatives.remember(object);
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false, object };
 }

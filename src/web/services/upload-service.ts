@@ -57,6 +57,8 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
       return;
     }
     const result = await deps.jobs.run(QUEUE_NAMES.uploadFinalize, data, runOptions);
+    // The worker announced the replacement to every front door; this one also forgets at once.
+    if (result.replaced) deps.images.forget({ imageId: result.imageId, userId: user.userId, publicId: result.publicId });
     res.json(uploadBody(deps.storage, result, options.api, data.projectSlug));
   } catch (err) {
     // Not queued (back-pressure, Redis down): the staged bytes must not linger.

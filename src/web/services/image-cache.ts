@@ -1,0 +1,93 @@
+// Image documents the front door looked up, kept IMAGE_CACHE_MS so a hot image costs no catalog
+// round trip per request. Only found images are kept (a new upload is visible at once); a delete
+// or replacement drops the entry in every front door through the image-changes channel, and a
+// lookup that raced with such a change does not store its (possibly stale) answer.
+import type { Redis } from 'ioredis';
+import { Types } from 'mongoose';
+import type { Catalog } from '../../catalog/catalog.js';
+import { IMAGE_CHANGES_CHANNEL, parseImageChange, type ImageChange } from '../../catalog/image-changes.js';
+import type { ImageDoc } from '../../catalog/models/image.model.js';
+
+const MAX_ENTRIES = 20_000;
+
+export class ImageCache {
+  private readonly entries = new Map<string, { doc: ImageDoc; expires: number }>();
+  /** Bumped by every change: a lookup started before one must not store its answer. */
+  private generation = 0;
+  private subscriber: Redis | null = null;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** The image with this id (and owner, when given), or null. */
+  async byId(imageId: string, userId?: string): Promise<ImageDoc | null> {
+    if (!Types.ObjectId.isValid(imageId) || String(new Types.ObjectId(imageId)) !== imageId) return null;
+    const cached = this.get(`id:${imageId}`);
+    if (cached) return !userId || cached.userId === userId ? cached : null;
+    const generation = this.generation;
+    const doc = await this.catalog.images.findOne({ _id: new Types.ObjectId(imageId), ...(userId ? { userId } : {}) }).lean();
+    if (doc) this.store(doc, generation);
+    return doc;
+  }
+
+  /** The image `publicId` of `userId`, or null. */
+  async byRef(userId: string, publicId: string): Promise<ImageDoc | null> {
+    const cached = this.get(refKey(userId, publicId));
+    if (cached) return cached;
+    const generation = this.generation;
+    const doc = await this.catalog.images.findOne({ userId, publicId }).lean();
+    if (doc) this.store(doc, generation);
+    return doc;
+  }
+
+  forget(change: ImageChange): void {
+    this.generation++;
+    this.entries.delete(`id:${change.imageId}`);
+    this.entries.delete(refKey(change.userId, change.publicId));
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  /** Follows the image-changes channel on its own connection (a subscriber can do nothing else). */
+  async listen(subscriber: Redis): Promise<void> {
+    this.subscriber = subscriber;
+    subscriber.on('message', (_channel: string, message: string) => {
+      const change = parseImageChange(message);
+      if (change) this.forget(change);
+      else this.clear();
+    });
+    // Messages sent while disconnected are lost: start afresh after every (re)connect.
+    subscriber.on('ready', () => this.clear());
+    await subscriber.subscribe(IMAGE_CHANGES_CHANNEL);
+  }
+
+  close(): void {
+    this.subscriber?.disconnect();
+    this.subscriber = null;
+  }
+
+  private get(key: string): ImageDoc | null {
+    const hit = this.entries.get(key);
+    if (!hit) return null;
+    if (hit.expires > Date.now()) return hit.doc;
+    this.entries.delete(key);
+    return null;
+  }
+
+  private store(doc: ImageDoc, generation: number): void {
+    if (this.ttlMs <= 0 || generation !== this.generation) return;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    const entry = { doc, expires: Date.now() + this.ttlMs };
+    this.entries.set(`id:${String(doc._id)}`, entry);
+    this.entries.set(refKey(doc.userId, doc.publicId), entry);
+  }
+}
+
+function refKey(userId: string, publicId: string): string {
+  return `ref:${userId}\n${publicId}`;
+}
