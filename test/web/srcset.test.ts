@@ -216,6 +216,7 @@ describe('GET /generate/srcset', function () {
     });
 
     it("counts the bytes served toward the owner's monthly bandwidth (a 304 counts nothing)", async () => {
+      await svc.deps.bandwidth.flush(user.userId);
       const before = (await readUsage(svc.deps.catalog, user.userId)).bandwidthBytes;
       const res = await request(entries[2].url);
       expect(res.status).to.equal(200);
