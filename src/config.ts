@@ -36,7 +36,7 @@ export interface Config {
   avifEffort: number;
   /** WebP encoder effort (0-6); 3 by default (sharp's own default is 4). */
   webpEffort: number;
-  /** libvips threads per job; 0 = automatic (see sharpThreadsFor). */
+  /** libvips threads per job; 0 = automatic (see libvipsThreadsFor). */
   sharpThreads: number;
   apiKeyCacheMs: number;
   /**
@@ -125,7 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     gcsProjectId: env.GCS_PROJECT_ID || undefined,
     maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxInputPixels: int(env, 'MAX_INPUT_PIXELS', 50_000_000, 1, 1_000_000_000),
-    workerConcurrency: int(env, 'WORKER_CONCURRENCY', cores, 1, 256),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 2 * cores, 1, 256),
     jobTimeoutMs,
     queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 1000, 1, 10_000_000),
     apiKeysSeed: str(env, 'API_KEYS_SEED', ''),
@@ -150,16 +150,15 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /**
- * libvips threads per sharp pipeline in a worker process: SHARP_THREADS, or by default twice the
- * cores per concurrent job, at most the cores (2 cores, WORKER_CONCURRENCY 2 → 2). A lone job
- * then uses every core (resize and some encoders run in parallel), while a full worker
- * oversubscribes the cores at most 2×, which costs little: libvips threads block on I/O and on
- * each other's tiles. One thread per job (cores / concurrency) left a core idle whenever fewer
- * jobs than WORKER_CONCURRENCY were running (scripts/bench, cache miss at concurrency 1).
+ * libvips threads for a pipeline that starts while `activeJobs` jobs (itself included) are
+ * rendering in a worker process: SHARP_THREADS, or by default the cores shared among them (at
+ * least one). A lone job then uses every core (lowest latency), while a full worker runs one
+ * thread per job, which renders more images per CPU second than several threads per job
+ * (scripts/bench, cache miss at concurrency 4 and 16).
  */
-export function sharpThreadsFor(config: Pick<Config, 'sharpThreads' | 'workerConcurrency'>, cores = os.availableParallelism()): number {
+export function libvipsThreadsFor(config: Pick<Config, 'sharpThreads'>, activeJobs: number, cores = os.availableParallelism()): number {
   if (config.sharpThreads > 0) return config.sharpThreads;
-  return Math.max(1, Math.min(cores, Math.round((2 * cores) / Math.max(1, config.workerConcurrency))));
+  return Math.max(1, Math.floor(cores / Math.max(1, activeJobs)));
 }
 
 /** Loads the config or exits with one clear line; used by process entry points. */

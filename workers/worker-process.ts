@@ -7,7 +7,8 @@ import sharp from 'sharp';
 import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
-import { sharpThreadsFor, type Config } from '../src/config.js';
+import { libvipsThreadsFor, type Config } from '../src/config.js';
+import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
@@ -36,16 +37,16 @@ export class WorkerProcess {
 
   async start(): Promise<void> {
     const { config } = this;
-    // libvips threads per job: SHARP_THREADS, else 2 × cores / concurrency, at most the cores (see sharpThreadsFor).
-    const threads = sharpThreadsFor(config);
-    sharp.concurrency(threads);
+    // libvips threads are set per pipeline from the jobs running at its start (see LibvipsThreads).
+    const threads = new LibvipsThreads(config);
+    sharp.concurrency(libvipsThreadsFor(config, 1));
     sharp.cache(false); // each job reads a different original; the cache only grows RSS
     this.catalog = await Catalog.connect(config.mongoUrl);
     const storage = createStorage(config);
     this.connection = createQueueConnection(config.redisUrl);
     this.connection.on('error', (err) => this.log.debug({ err: err.message }, 'heartbeat redis connection error'));
     const connection = this.connection;
-    const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log, announceImageChange: (change) => announceImageChange(connection, change) };
+    const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log, announceImageChange: (change) => announceImageChange(connection, change), libvips: threads };
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,
       [QUEUE_NAMES.transform]: guarded(transformProcessor(ctx)) as Processor,
@@ -80,7 +81,7 @@ export class WorkerProcess {
     this.heartbeat = new WorkerHeartbeat(this.connection, config.heartbeatMs, { queues: [...this.queues], concurrency: config.workerConcurrency });
     await this.heartbeat.start();
     this.metrics.start();
-    this.log.info({ queues: this.queues, concurrency: config.workerConcurrency, sharpThreads: threads }, 'worker ready');
+    this.log.info({ queues: this.queues, concurrency: config.workerConcurrency, sharpThreads: config.sharpThreads || 'cores shared by running jobs' }, 'worker ready');
   }
 
   /** Passport needs MediaPipe (WASM, ~0.4 s to load); imported lazily so other queues start fast. */

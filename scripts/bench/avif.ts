@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { loadConfig, sharpThreadsFor } from '../../src/config.js';
+import { libvipsThreadsFor, loadConfig } from '../../src/config.js';
 import { resolvePlan } from '../../src/imaging/params.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 
@@ -22,7 +22,7 @@ const efforts = (process.env.AVIF_EFFORTS ?? '0,1,2').split(',').map(Number);
 const reps = Number(process.env.AVIF_REPS ?? 1);
 const webpQuality = Number(process.env.AVIF_WEBP_QUALITY ?? 80);
 // The worker's thread count (workers/worker-process.ts).
-const threads = sharpThreadsFor(config);
+const threads = libvipsThreadsFor(config, 1);
 sharp.concurrency(threads);
 sharp.cache(false);
 

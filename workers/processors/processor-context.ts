@@ -3,6 +3,7 @@ import type { ImageChange } from '../../src/catalog/image-changes.js';
 import type { Config } from '../../src/config.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { Logger } from 'pino';
+import type { LibvipsThreads } from '../libvips-threads.js';
 
 /** What every processor gets: built once per worker process. */
 export interface ProcessorContext {
@@ -12,4 +13,6 @@ export interface ProcessorContext {
   log: Logger;
   /** Tells every front door to drop what it cached about a replaced image (best effort). */
   announceImageChange: (change: ImageChange) => Promise<void>;
+  /** Runs a render with the libvips threads that fit the jobs running now. */
+  libvips: LibvipsThreads;
 }

@@ -30,7 +30,7 @@ export function transformProcessor(ctx: ProcessorContext) {
     }
     let rendered;
     try {
-      rendered = await renderDerivative(source, data.plan, settings);
+      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
     } catch (err) {
       const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new ServiceError('invalid_parameter', `The image could not be processed: ${reason}`);

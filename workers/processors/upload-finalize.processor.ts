@@ -24,7 +24,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       return toResult(done, false);
     }
     try {
-      const info = await inspectUpload(bytes, data.maxInputPixels);
+      const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels));
       const existing = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId }).lean();
       if (!existing || existing.uploadId !== data.uploadId) {
         // Held atomically against the quota until the upload's own usage delta is applied below.
