@@ -1,5 +1,6 @@
 // params → sharp pipeline → encoded bytes. Runs in worker processes only.
 import sharp from 'sharp';
+import { hasSrgbPrimaries } from './colour-profile.js';
 import { FORMAT_MIME, type TransformPlan } from './params.js';
 import { OPERATIONS, OPERATION_ORDER } from './operations.js';
 
@@ -16,16 +17,28 @@ export interface RenderedImage {
   contentType: string;
 }
 
+/**
+ * Whether the source is 8-bit sRGB already: untagged (browsers read it as sRGB) or tagged with an
+ * sRGB profile. Such a source needs no per-pixel colour transform (header read only).
+ */
+async function isSrgbSource(input: Buffer): Promise<boolean> {
+  const meta = await sharp(input, { limitInputPixels: false }).metadata();
+  return meta.space === 'srgb' && (meta.depth === undefined || meta.depth === 'uchar') && (meta.icc === undefined || hasSrgbPrimaries(meta.icc));
+}
+
 export async function renderDerivative(input: Buffer, plan: TransformPlan, settings: EncoderSettings): Promise<RenderedImage> {
-  // rotate() without arguments applies EXIF orientation first; colour ends up sRGB.
-  let image = sharp(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error' }).rotate();
+  // Output is sRGB with every piece of metadata stripped, the colour profile included (untagged
+  // images are sRGB to browsers, as imgproxy's default). An sRGB source, untagged or tagged, needs
+  // no colour transform: its profile is ignored. Any other (CMYK, Display P3, Adobe RGB, 16-bit,
+  // grey) is converted to sRGB through its profile.
+  const srgb = await isSrgbSource(input);
+  // rotate() without arguments applies EXIF orientation first.
+  let image = sharp(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error', ignoreIcc: srgb }).rotate();
   for (const name of OPERATION_ORDER) {
     const op = OPERATIONS[name];
     if (op.applies(plan)) image = op.apply(image, plan);
   }
-  image = image.toColourspace('srgb');
-  // Keep only the colour profile (as sRGB); opt strips every piece of metadata.
-  if (!plan.opt) image = image.withIccProfile('srgb');
+  if (!srgb) image = image.toColourspace('srgb');
   switch (plan.format) {
     case 'jpeg':
       image = image.flatten({ background: '#ffffff' }).jpeg({ quality: plan.quality, mozjpeg: plan.opt, progressive: plan.opt });

@@ -3,7 +3,7 @@
 // and the derivative cache (no job for a cached derivative, one job for N concurrent requests).
 import { expect } from 'chai';
 import sharp, { type Metadata } from 'sharp';
-import { cmykJpeg, exifRotatedJpeg, jpeg, pngWithAlpha, stats } from '../fixtures/images.js';
+import { cmykJpeg, displayP3Jpeg, exifRotatedJpeg, jpeg, pngWithAlpha, stats } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 
@@ -27,6 +27,7 @@ describe('GET /transform', function () {
       ['wide', jpeg(900, 300)],
       ['rotated', exifRotatedJpeg(400, 200)],
       ['cmyk', cmykJpeg(200, 150)],
+      ['p3', displayP3Jpeg()],
       ['alpha', pngWithAlpha(200, 100)],
     ];
     for (const [id, bytes] of uploads) {
@@ -279,10 +280,20 @@ describe('GET /transform', function () {
       const got = await stats(bytes);
       for (const c of [0, 1, 2]) expect(got.channels[c].mean, `channel ${c}`).to.be.closeTo(reference.channels[c].mean, 25);
     });
-    it('metadata is stripped except the colour profile', async () => {
+    it('metadata is stripped, the colour profile too (output is sRGB, which untagged means)', async () => {
       const { meta } = await derive('rotated', 'w=50&f=jpeg');
       expect(meta.exif).to.equal(undefined);
-      expect(meta.icc, 'colour profile kept').to.not.equal(undefined);
+      expect(meta.icc).to.equal(undefined);
+      expect(meta.space).to.equal('srgb');
+    });
+    it('a Display P3 source is converted to sRGB through its profile', async () => {
+      const { bytes, meta } = await derive('p3', 'w=32&f=png');
+      expect(meta.icc).to.equal(undefined);
+      const got = (await stats(bytes)).channels.slice(0, 3).map((c) => c.mean);
+      // Made from sRGB (200, 100, 50); its stored P3 values read as sRGB would be visibly off.
+      const asStored = (await stats(await sharp(await displayP3Jpeg(), { ignoreIcc: true }).png().toBuffer())).channels.slice(0, 3).map((c) => c.mean);
+      expect(Math.max(...asStored.map((v, i) => Math.abs(v - [200, 100, 50][i]))), 'the fixture needs converting').to.be.greaterThan(8);
+      got.forEach((v, i) => expect(v, `channel ${i}`).to.be.closeTo([200, 100, 50][i], 4));
     });
     it('alpha PNG → JPEG is flattened on white', async () => {
       // 25 % opaque red over white = (255, 191, 191); over black it would be (64, 0, 0).
