@@ -200,6 +200,11 @@ export function canonicalPairs(plan: TransformPlan): [string, string][] {
   return pairs;
 }
 
+/** Whether a storage key is a derivative's (an original's key has no `&v=`). */
+export function isDerivativeKey(key: string): boolean {
+  return key.includes('&v=');
+}
+
 /**
  * Storage key of a derivative (spec 2.4): the base key, `&v=<version>` (so a replaced original
  * never maps to an old derivative), the applied parameters, then the output extension.

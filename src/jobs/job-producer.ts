@@ -117,7 +117,7 @@ export class JobProducer {
     // A single-flight id may point at an old failed job: clear it and try once more.
     if (opts.jobId && (await job.isFailed())) {
       await job.remove().catch(() => undefined);
-      job = await this.queues[name].add(name, data, { jobId: opts.jobId, priority: opts.priority });
+      job = await this.add(name, data, opts);
     }
     return job;
   }

@@ -66,6 +66,16 @@ export class StorageNotFoundError extends Error {
   }
 }
 
+/** storage.read, with a missing object as null (other failures still reject). */
+export async function readIfPresent(storage: Pick<Storage, 'read'>, key: string): Promise<Buffer | null> {
+  try {
+    return await storage.read(key);
+  } catch (err) {
+    if (err instanceof StorageNotFoundError) return null;
+    throw err;
+  }
+}
+
 export class InvalidStorageKeyError extends Error {
   readonly code = 'INVALID_STORAGE_KEY';
   constructor(readonly key: string, reason: string) {

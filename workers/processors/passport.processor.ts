@@ -6,7 +6,7 @@ import type { PassportJobData, PassportJobResult } from '../../src/jobs/job-type
 import { PassportInputError } from '../../src/passport/errors.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { isPassportCountry } from '../../src/passport/specs.js';
-import { StorageNotFoundError } from '../../src/storage/storage.js';
+import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 
 export function passportOutputPrefix(requestId: string): string {
@@ -23,13 +23,8 @@ export function passportProcessor(ctx: ProcessorContext) {
   return async (job: Job<PassportJobData, PassportJobResult>): Promise<PassportJobResult> => {
     const data = job.data;
     if (!isPassportCountry(data.country)) throw new ServiceError('invalid_parameter', `Unknown country "${data.country}"`);
-    let input: Buffer;
-    try {
-      input = await ctx.storage.read(data.stagingKey);
-    } catch (err) {
-      if (err instanceof StorageNotFoundError) throw new ServiceError('bad_request', 'The staged photo is gone; please send it again');
-      throw err;
-    }
+    const input = await readIfPresent(ctx.storage, data.stagingKey);
+    if (!input) throw new ServiceError('bad_request', 'The staged photo is gone; please send it again');
     let result;
     try {
       result = await processPassportPhoto(input, {

@@ -8,7 +8,7 @@ import { countDerivative, recordDerivative, unrecordDerivative } from '../../src
 import { ServiceError } from '../../src/errors.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-types.js';
-import { StorageNotFoundError } from '../../src/storage/storage.js';
+import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 
 export function transformProcessor(ctx: ProcessorContext) {
@@ -21,13 +21,8 @@ export function transformProcessor(ctx: ProcessorContext) {
     ctx.catalog.images.exists({ _id: new Types.ObjectId(data.imageId), userId: data.userId, version: data.version });
   return async (job: Job<TransformJobData, TransformResult>): Promise<TransformResult> => {
     const data = job.data;
-    let source: Buffer;
-    try {
-      source = await ctx.storage.read(data.sourceKey);
-    } catch (err) {
-      if (err instanceof StorageNotFoundError) throw new ServiceError('not_found', 'The image does not exist');
-      throw err;
-    }
+    const source = await readIfPresent(ctx.storage, data.sourceKey);
+    if (!source) throw new ServiceError('not_found', 'The image does not exist');
     let rendered;
     try {
       rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));

@@ -6,18 +6,15 @@ import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/us
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
 import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-types.js';
-import { StorageNotFoundError } from '../../src/storage/storage.js';
+import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 
 export function uploadFinalizeProcessor(ctx: ProcessorContext) {
   return async (job: Job<UploadFinalizeJobData, UploadFinalizeResult>): Promise<UploadFinalizeResult> => {
     const data = job.data;
     const { catalog, storage } = ctx;
-    let bytes: Buffer;
-    try {
-      bytes = await storage.read(data.stagingKey);
-    } catch (err) {
-      if (!(err instanceof StorageNotFoundError)) throw err;
+    const bytes = await readIfPresent(storage, data.stagingKey);
+    if (!bytes) {
       // Staging is deleted last: if it is gone, an earlier run finished this upload.
       const done = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId, uploadId: data.uploadId }).lean();
       if (!done) throw new ServiceError('bad_request', 'The staged upload is gone; please upload again');

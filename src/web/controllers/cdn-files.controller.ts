@@ -2,6 +2,7 @@
 // it hands out resolves. (With GCS, CDN_URL points at the bucket or a CDN in front of it.)
 import type { Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
+import { isDerivativeKey } from '../../imaging/params.js';
 import { assertSafeKey } from '../../storage/storage.js';
 import { sendStoredImage } from '../services/image-responder.js';
 import type { WebDeps } from '../web-deps.js';
@@ -16,7 +17,7 @@ export function cdnFilesController(deps: WebDeps, mountPath: string) {
       throw new ServiceError('not_found', 'Not found');
     }
     if (key.startsWith('_')) throw new ServiceError('not_found', 'Not found'); // internal prefixes (_staging, _passport)
-    const isDerivative = key.includes('&v=');
+    const isDerivative = isDerivativeKey(key);
     await sendStoredImage(deps, req, res, key, {
       ownerId: key.split('/')[0],
       // Derivative keys change whenever the original does, so they are immutable; originals can be replaced.

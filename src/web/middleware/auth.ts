@@ -4,11 +4,14 @@ import type { NextFunction, Request, Response } from 'express';
 import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
+import { ExpiringMap } from '../services/expiring-map.js';
 import { currentSet } from './path-set.js';
 
 export class KeyCache {
-  private readonly entries = new Map<string, { user: AuthenticatedUser | null; expires: number }>();
-  constructor(private readonly catalog: Catalog, private readonly ttlMs: number) {}
+  private readonly entries: ExpiringMap<AuthenticatedUser | null>;
+  constructor(private readonly catalog: Catalog, ttlMs: number) {
+    this.entries = new ExpiringMap(ttlMs, 10_000);
+  }
 
   /** The user of an API key (X-API-Key). */
   lookup(key: string): Promise<AuthenticatedUser | null> {
@@ -21,14 +24,10 @@ export class KeyCache {
   }
 
   private async cached(id: string, load: () => Promise<AuthenticatedUser | null>): Promise<AuthenticatedUser | null> {
-    const now = Date.now();
     const hit = this.entries.get(id);
-    if (hit && hit.expires > now) return hit.user;
+    if (hit !== undefined) return hit;
     const user = await load();
-    if (this.ttlMs > 0) {
-      if (this.entries.size > 10_000) this.entries.clear();
-      this.entries.set(id, { user, expires: now + this.ttlMs });
-    }
+    this.entries.set(id, user);
     return user;
   }
 }

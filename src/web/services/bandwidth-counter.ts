@@ -61,10 +61,14 @@ export class BandwidthCounter {
 
   /** Shutdown: stop the timer and write everything (one retry for a failed write). */
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.stopTimer();
     await this.flush();
     if (this.pending.size > 0) await this.flush();
+    // A failed write re-armed the timer: nothing is left to write it after shutdown.
+    this.stopTimer();
+  }
+
+  private stopTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }

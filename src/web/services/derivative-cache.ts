@@ -8,19 +8,17 @@
 // entry makes the responder's read fail with 404, as a stat would. Only derivatives (keys with
 // `&v=`) are kept, never originals (replaced in place), and a missing derivative is looked up
 // again on every request.
+import { isDerivativeKey } from '../../imaging/params.js';
 import type { Storage, StoredObject } from '../../storage/storage.js';
+import { ExpiringMap } from './expiring-map.js';
 
 const STAT_TTL_MS = 5_000;
 const STAT_MAX = 10_000;
 /** One object at most this share of the memory budget (and never above 4 MiB). */
 const MAX_OBJECT_SHARE = 16;
 
-export function isDerivativeKey(key: string): boolean {
-  return key.includes('&v=');
-}
-
 export class DerivativeCache {
-  private readonly known = new Map<string, { object: StoredObject; expires: number }>();
+  private readonly known = new ExpiringMap<StoredObject>(STAT_TTL_MS, STAT_MAX);
   /** Insertion order is recency order: a hit re-inserts its entry. */
   private readonly memory = new Map<string, { object: StoredObject; bytes: Buffer }>();
   private memoryBytes = 0;
@@ -39,19 +37,16 @@ export class DerivativeCache {
   async stat(key: string): Promise<StoredObject | null> {
     const inMemory = this.memory.get(key);
     if (inMemory) return inMemory.object;
-    const now = Date.now();
-    const hit = this.known.get(key);
-    if (hit && hit.expires > now) return hit.object;
+    const known = this.known.get(key);
+    if (known) return known;
     const object = await this.storage.stat(key);
-    if (object && isDerivativeKey(key)) this.remember(object, now);
-    else if (hit) this.known.delete(key);
+    if (object && isDerivativeKey(key)) this.remember(object);
     return object;
   }
 
   /** Records a derivative a worker just stored (its result carries the object). */
-  remember(object: StoredObject, now = Date.now()): void {
-    if (this.known.size >= STAT_MAX) this.known.clear();
-    this.known.set(object.key, { object, expires: now + STAT_TTL_MS });
+  remember(object: StoredObject): void {
+    this.known.set(object.key, object);
   }
 
   /**

@@ -7,24 +7,27 @@ import { Types } from 'mongoose';
 import type { Catalog } from '../../catalog/catalog.js';
 import { IMAGE_CHANGES_CHANNEL, parseImageChange, type ImageChange } from '../../catalog/image-changes.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
+import { ExpiringMap } from './expiring-map.js';
 
 const MAX_ENTRIES = 20_000;
 
 export class ImageCache {
-  private readonly entries = new Map<string, { doc: ImageDoc; expires: number }>();
+  private readonly entries: ExpiringMap<ImageDoc>;
   /** Bumped by every change: a lookup started before one must not store its answer. */
   private generation = 0;
   private subscriber: Redis | null = null;
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly ttlMs: number,
-  ) {}
+    ttlMs: number,
+  ) {
+    this.entries = new ExpiringMap(ttlMs, MAX_ENTRIES);
+  }
 
   /** The image with this id (and owner, when given), or null. */
   async byId(imageId: string, userId?: string): Promise<ImageDoc | null> {
     if (!Types.ObjectId.isValid(imageId) || String(new Types.ObjectId(imageId)) !== imageId) return null;
-    const cached = this.get(`id:${imageId}`);
+    const cached = this.entries.get(`id:${imageId}`);
     if (cached) return !userId || cached.userId === userId ? cached : null;
     const generation = this.generation;
     const doc = await this.catalog.images.findOne({ _id: new Types.ObjectId(imageId), ...(userId ? { userId } : {}) }).lean();
@@ -34,7 +37,7 @@ export class ImageCache {
 
   /** The image `publicId` of `userId`, or null. */
   async byRef(userId: string, publicId: string): Promise<ImageDoc | null> {
-    const cached = this.get(refKey(userId, publicId));
+    const cached = this.entries.get(refKey(userId, publicId));
     if (cached) return cached;
     const generation = this.generation;
     const doc = await this.catalog.images.findOne({ userId, publicId }).lean();
@@ -71,20 +74,10 @@ export class ImageCache {
     this.subscriber = null;
   }
 
-  private get(key: string): ImageDoc | null {
-    const hit = this.entries.get(key);
-    if (!hit) return null;
-    if (hit.expires > Date.now()) return hit.doc;
-    this.entries.delete(key);
-    return null;
-  }
-
   private store(doc: ImageDoc, generation: number): void {
-    if (this.ttlMs <= 0 || generation !== this.generation) return;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    const entry = { doc, expires: Date.now() + this.ttlMs };
-    this.entries.set(`id:${String(doc._id)}`, entry);
-    this.entries.set(refKey(doc.userId, doc.publicId), entry);
+    if (generation !== this.generation) return;
+    this.entries.set(`id:${String(doc._id)}`, doc);
+    this.entries.set(refKey(doc.userId, doc.publicId), doc);
   }
 }
 
