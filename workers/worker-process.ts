@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
+import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
@@ -27,6 +28,7 @@ export class WorkerProcess {
   private connection: Redis | null = null;
   private workerConnections: Redis[] = [];
   private catalog: Catalog | null = null;
+  private ledger: DerivativeLedger | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(
@@ -46,7 +48,16 @@ export class WorkerProcess {
     this.connection = createQueueConnection(config.redisUrl);
     this.connection.on('error', (err) => this.log.debug({ err: err.message }, 'heartbeat redis connection error'));
     const connection = this.connection;
-    const ctx: ProcessorContext = { config, catalog: this.catalog, storage, log: this.log, announceImageChange: (change) => announceImageChange(connection, change), libvips: threads };
+    this.ledger = new DerivativeLedger(this.catalog, storage, this.log);
+    const ctx: ProcessorContext = {
+      config,
+      catalog: this.catalog,
+      storage,
+      log: this.log,
+      announceImageChange: (change) => announceImageChange(connection, change),
+      libvips: threads,
+      derivatives: this.ledger,
+    };
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,
       [QUEUE_NAMES.transform]: guarded(transformProcessor(ctx)) as Processor,
@@ -119,6 +130,8 @@ export class WorkerProcess {
       for (const c of this.workerConnections) c.disconnect();
       if (connection?.status === 'ready') await connection.quit().catch(() => undefined);
       else connection?.disconnect();
+      // Jobs are done: their derivative records go to the catalog before it closes.
+      await this.ledger?.close().catch((err: unknown) => this.log.error({ err }, 'closing the derivative ledger failed'));
       await this.catalog?.close().catch(() => undefined);
       await this.closePassportModels?.().catch(() => undefined);
       this.log.info('worker stopped');

@@ -150,45 +150,81 @@ export interface DerivativeRecord {
   key: string;
   userId: string;
   imageId: string;
+  /** The original's version the derivative was rendered from. */
+  version: string;
   bytes: number;
   contentType: string;
   origin: 'api' | 'public';
 }
 
+export interface RecordDerivativesOutcome {
+  /** Newly recorded (and counted) derivatives. */
+  created: number;
+  /** Derivatives whose original was replaced or deleted after they were rendered: bytes deleted. */
+  stale: string[];
+}
+
 /**
- * Records a derivative once. Returns true only for the run that created the record: that run,
- * and no other, counts it (countDerivative), so the counters need no op-id ledger.
+ * Records a batch of stored derivatives in a fixed number of round trips: one read of their
+ * originals, one bulk upsert, and two counter updates per owner. A derivative whose original
+ * changed after the render (replaced or deleted: checked after storing, so a replacement's purge
+ * cannot miss it) is not recorded and its bytes are deleted. Only the upsert that created a
+ * record counts it, so a re-run of the same batch counts no stored derivative twice.
  */
-export async function recordDerivative(catalog: Catalog, input: DerivativeRecord): Promise<boolean> {
-  try {
-    const res = await catalog.derivatives.updateOne(
-      { _id: input.key },
-      {
-        $setOnInsert: {
-          userId: input.userId,
-          imageId: new Types.ObjectId(input.imageId),
-          bytes: input.bytes,
-          contentType: input.contentType,
-          origin: input.origin,
-          createdAt: new Date(),
-        },
-      },
-      { upsert: true },
-    );
-    return res.upsertedCount === 1;
-  } catch (err) {
-    // Two runs of the same job raced on the upsert: the other one recorded it.
-    if ((err as { code?: number }).code === 11000) return false;
-    throw err;
+export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<RecordDerivativesOutcome> {
+  if (records.length === 0) return { created: 0, stale: [] };
+  // An id that is not an ObjectId names no image: such a record is stale, never a failed batch.
+  const ids = [...new Set(records.map((r) => r.imageId))].filter((id) => Types.ObjectId.isValid(id)).map((id) => new Types.ObjectId(id));
+  const originals = await catalog.images.find({ _id: { $in: ids } }, { _id: 1, userId: 1, version: 1 }).lean();
+  const current = new Set(originals.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
+  // Per owner: derivatives newly stored, and renders answered (each counts as a transformation,
+  // a stale one included: its caller got the bytes).
+  const counts = new Map<string, { stored: number; rendered: number }>();
+  const countFor = (userId: string) => counts.get(userId) ?? counts.set(userId, { stored: 0, rendered: 0 }).get(userId)!;
+  const liveRecords: DerivativeRecord[] = [];
+  const stale: string[] = [];
+  for (const r of records) {
+    if (current.has(`${r.imageId}|${r.userId}|${r.version}`)) {
+      liveRecords.push(r);
+    } else {
+      stale.push(r.key);
+      countFor(r.userId).rendered++;
+    }
   }
-}
-
-/** Counts a newly recorded derivative: one stored derivative, one transformation this month. */
-export async function countDerivative(catalog: Catalog, userId: string): Promise<void> {
-  await Promise.all([addStorageUsage(catalog, userId, { derivativeCount: 1 }), addMonthlyUsage(catalog, userId, { transformations: 1 })]);
-}
-
-/** Takes back a record made by this run (its image changed meanwhile; nothing was counted). */
-export async function unrecordDerivative(catalog: Catalog, key: string): Promise<void> {
-  await catalog.derivatives.deleteOne({ _id: key });
+  let upserted: Record<string, unknown> = {};
+  if (liveRecords.length > 0) {
+    const createdAt = new Date();
+    const ops = liveRecords.map((r) => ({
+      updateOne: {
+        filter: { _id: r.key },
+        update: { $setOnInsert: { userId: r.userId, imageId: new Types.ObjectId(r.imageId), bytes: r.bytes, contentType: r.contentType, origin: r.origin, createdAt } },
+        upsert: true,
+      },
+    }));
+    try {
+      upserted = (await catalog.derivatives.bulkWrite(ops, { ordered: false })).upsertedIds ?? {};
+    } catch (err) {
+      // Another worker's upsert of the same key won a race (E11000): that one recorded it.
+      const bulk = err as { code?: number; writeErrors?: { code?: number }[]; result?: { upsertedIds?: Record<string, unknown> } };
+      const duplicatesOnly = bulk.code === 11000 || (bulk.writeErrors?.length && bulk.writeErrors.every((e) => e.code === 11000));
+      if (!duplicatesOnly) throw err;
+      upserted = bulk.result?.upsertedIds ?? {};
+    }
+  }
+  // Only the upsert that created a record counts it. The derivative count is written last (after
+  // the transformations, before stale bytes go), so once rows, objects and that count agree, the
+  // whole batch is visible.
+  for (const index of Object.keys(upserted)) {
+    const c = countFor(liveRecords[Number(index)].userId);
+    c.stored++;
+    c.rendered++;
+  }
+  await Promise.all(
+    [...counts].map(async ([userId, c]) => {
+      await addMonthlyUsage(catalog, userId, { transformations: c.rendered });
+      if (c.stored > 0) await addStorageUsage(catalog, userId, { derivativeCount: c.stored });
+    }),
+  );
+  await Promise.all(stale.map((key) => storage.delete(key)));
+  return { created: Object.keys(upserted).length, stale };
 }

@@ -45,6 +45,13 @@ const DEFAULT_LIST_LIMIT = 1000;
 const MAX_LIST_LIMIT = 1000;
 /** Temp files older than this are leftovers of a crashed process. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
+/**
+ * How long a folder found inside the root (after following links) is trusted without another
+ * realpath. Every put, read and stat checks its folder; a link swapped in meanwhile was never
+ * covered (see resolveInsideRoot), and the root belongs to Pictor alone.
+ */
+const VERIFIED_FOLDER_TTL_MS = 5_000;
+const VERIFIED_FOLDERS_MAX = 10_000;
 /** Longest file name segment we append "@<inode>.json" to before hashing it (NAME_MAX is 255 bytes). */
 const MAX_PLAIN_SIDECAR_BASE_BYTES = 200;
 /** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request. */
@@ -71,6 +78,8 @@ export class LocalStorage implements Storage {
   private readonly publicBaseUrl: string;
   private readonly fsync: boolean;
   private realRoot: Promise<string> | undefined;
+  /** Folders recently resolved inside the root → when that stops being trusted. */
+  private readonly verifiedFolders = new Map<string, number>();
 
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
@@ -81,7 +90,6 @@ export class LocalStorage implements Storage {
   async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
     const target = await this.resolveInsideRoot(key);
     const tempDir = path.join(this.root, TEMP_DIR);
-    await mkdir(tempDir, { recursive: true });
     const tempName = randomUUID();
     const tempData = path.join(tempDir, `${tempName}.data`);
     const tempSidecar = path.join(tempDir, `${tempName}.meta`);
@@ -89,7 +97,12 @@ export class LocalStorage implements Storage {
     let placedData = false;
     try {
       const sync = this.fsync && options.durable !== false;
-      const written = await this.writeNewFile(tempData, body, sync);
+      const written = await this.writeNewFile(tempData, body, sync, true).catch(async (err: unknown) => {
+        // The temp folder is made at start; made again if it was removed since.
+        if (!isFsError(err, 'ENOENT')) throw err;
+        await mkdir(tempDir, { recursive: true });
+        return this.writeNewFile(tempData, body, sync, true);
+      });
       const sidecar: Sidecar = {
         contentType: options.contentType ?? DEFAULT_CONTENT_TYPE,
         metadata: { ...(options.metadata ?? {}) },
@@ -97,11 +110,11 @@ export class LocalStorage implements Storage {
         md5: written.md5,
         size: written.size,
       };
-      await this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync);
       placedSidecar = this.sidecarPath(key, written.inode);
-      await this.moveIntoPlace(key, tempSidecar, placedSidecar);
-
-      const replaced = await lstat(target, { bigint: true }).catch(() => undefined);
+      const sidecarPlaced = this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
+        this.moveIntoPlace(key, tempSidecar, placedSidecar!),
+      );
+      const [replaced] = await Promise.all([lstat(target, { bigint: true }).catch(() => undefined), sidecarPlaced]);
       await this.moveIntoPlace(key, tempData, target);
       placedData = true;
       // The replaced version's sidecar is garbage now. (Under concurrent puts of one key a
@@ -216,7 +229,7 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.writeNewFile(probe, Buffer.from('ok'), this.fsync);
+      await this.writeNewFile(probe, Buffer.from('ok'), this.fsync, false);
       await rm(probe, { force: true });
     } catch (err) {
       throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
@@ -256,12 +269,15 @@ export class LocalStorage implements Storage {
     if (!isInside(target, this.root)) throw new InvalidStorageKeyError(key, 'outside the storage root');
     const realRoot = await this.ensureReady();
     let folder = path.dirname(target);
+    const now = Date.now();
+    if ((this.verifiedFolders.get(folder) ?? 0) > now) return target;
     for (;;) {
       try {
         const real = await realpath(folder);
         if (!isInside(real, realRoot) && real !== realRoot) {
           throw new InvalidStorageKeyError(key, 'resolves outside the storage root through a symbolic link');
         }
+        if (folder === path.dirname(target)) this.rememberVerified(folder, now);
         return target;
       } catch (err) {
         if (err instanceof InvalidStorageKeyError) throw err;
@@ -275,6 +291,14 @@ export class LocalStorage implements Storage {
         throw this.translateError(err, key);
       }
     }
+  }
+
+  private rememberVerified(folder: string, now: number): void {
+    if (this.verifiedFolders.size >= VERIFIED_FOLDERS_MAX) {
+      for (const [f, until] of this.verifiedFolders) if (until <= now) this.verifiedFolders.delete(f);
+      if (this.verifiedFolders.size >= VERIFIED_FOLDERS_MAX) this.verifiedFolders.clear();
+    }
+    this.verifiedFolders.set(folder, now + VERIFIED_FOLDER_TTL_MS);
   }
 
   /** Opens the object's file without following a symbolic link in its last component. */
@@ -341,16 +365,18 @@ export class LocalStorage implements Storage {
   }
 
   /** Writes a new file (never an existing one) and returns what the sidecar and etag need. */
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean): Promise<WrittenFile> {
+  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: true): Promise<WrittenFile>;
+  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: false): Promise<void>;
+  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: boolean): Promise<WrittenFile | void> {
     const handle = await open(file, 'wx', 0o644);
     try {
-      const md5 = createHash('md5');
+      const md5 = describe ? createHash('md5') : null;
       let size = 0;
       const chunks: AsyncIterable<unknown> | Iterable<unknown> = Buffer.isBuffer(body) ? [body] : body;
       // Chunk by chunk: a large upload never sits in memory as a whole.
       for await (const chunk of chunks) {
         const bytes = toBuffer(chunk);
-        md5.update(bytes);
+        md5?.update(bytes);
         size += bytes.length;
         let offset = 0;
         while (offset < bytes.length) {
@@ -359,6 +385,7 @@ export class LocalStorage implements Storage {
         }
       }
       if (sync) await handle.sync();
+      if (!md5) return;
       const info = await handle.stat({ bigint: true });
       return { size, md5: md5.digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
     } finally {
@@ -366,15 +393,18 @@ export class LocalStorage implements Storage {
     }
   }
 
-  /** rename() into place, creating folders; retries when a concurrent delete pruned a folder meanwhile. */
+  /**
+   * rename() into place, creating folders when missing (tried first without: folders usually
+   * exist); retries when a concurrent delete pruned a folder meanwhile.
+   */
   private async moveIntoPlace(key: string, from: string, to: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await mkdir(path.dirname(to), { recursive: true });
+        if (attempt > 1) await mkdir(path.dirname(to), { recursive: true });
         await rename(from, to);
         return;
       } catch (err) {
-        if (isFsError(err, 'ENOENT') && attempt < 5) continue;
+        if (isFsError(err, 'ENOENT') && attempt < 6) continue;
         if (isFsError(err, 'EISDIR') || isFsError(err, 'ENOTDIR') || isFsError(err, 'EEXIST') || isFsError(err, 'ENOTEMPTY')) {
           // Filesystems cannot hold both "a" and "a/b"; object stores can. Refuse rather than lose either.
           throw new InvalidStorageKeyError(key, 'collides with an existing object or folder of the same name');

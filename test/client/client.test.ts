@@ -252,6 +252,7 @@ describe('client SDK against the running service', function () {
     });
 
     it('usage() reports storage and transformations against the plan limits; plans() lists the plans', async () => {
+      await svc.derivativesSettled(user.userId);
       const usage = await client.usage();
       expect(usage.plan).to.equal('pro');
       expect(usage.image_count).to.be.greaterThan(0);

@@ -81,9 +81,22 @@ export async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number
 /**
  * The invariant every fault must preserve for one user: catalog rows and stored originals are the
  * same set, every derivative row has its object, usage counters equal what is really stored, and
- * no staged upload is left behind.
+ * no staged upload is left behind. Derivative rows and counts are written by the workers in
+ * batches shortly after their jobs answer, so the check is repeated for up to `settleMs`.
  */
-export async function assertConsistent(catalog: Catalog, storage: Storage, userId: string): Promise<{ images: number; bytes: number; derivatives: number }> {
+export async function assertConsistent(catalog: Catalog, storage: Storage, userId: string, settleMs = 5000): Promise<{ images: number; bytes: number; derivatives: number }> {
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    try {
+      return await checkConsistent(catalog, storage, userId);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(50);
+    }
+  }
+}
+
+async function checkConsistent(catalog: Catalog, storage: Storage, userId: string): Promise<{ images: number; bytes: number; derivatives: number }> {
   const images = await catalog.images.find({ userId }).lean();
   const derivativeRows = await catalog.derivatives.find({ userId }).lean();
   const stored = await inventory(storage, userId);

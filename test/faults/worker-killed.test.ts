@@ -55,6 +55,7 @@ describe('fault 1: a worker SIGKILLed mid-job', function () {
     figure(`fault 1: worker killed ${killedAt - started} ms into the request; caller answered after ${elapsed} ms (${elapsed - (killedAt - started)} ms after the kill), stalled counter ${finished?.stalledCounter}`);
 
     // Exactly one derivative (row and object) and the usage counted once.
+    await svc.derivativesSettled(user.userId);
     const stored = await inventory(svc.deps.storage, user.userId);
     expect(stored.derivatives).to.have.length(1);
     expect(await svc.deps.catalog.derivatives.countDocuments({ userId: user.userId })).to.equal(1);

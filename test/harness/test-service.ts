@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createCredential, type Credential } from '../../src/catalog/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { readUsage } from '../../src/catalog/usage.js';
 import { liveWorkers } from '../../src/jobs/worker-heartbeat.js';
 import { FrontDoor } from '../../src/web/front-door.js';
 import type { WebDeps } from '../../src/web/web-deps.js';
@@ -82,6 +83,28 @@ export class TestService {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`${count} worker(s) did not report within ${timeoutMs} ms`);
+  }
+
+  /**
+   * Waits until the user's derivative bookkeeping has caught up with storage. Workers record
+   * derivatives and count them in batches shortly after a transform job has answered
+   * (workers/derivative-ledger.ts); a batch is complete once the stored derivative objects, the
+   * catalog's derivative rows and the usage counter agree (the counter is written last).
+   */
+  async derivativesSettled(userId: string, timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let seen = '';
+    for (;;) {
+      const [objects, rows, usage] = await Promise.all([
+        this.deps.storage.list(`${userId}/`, { limit: 1000 }).then((page) => page.items.filter((o) => o.key.includes('&v=')).length),
+        this.deps.catalog.derivatives.countDocuments({ userId }),
+        readUsage(this.deps.catalog, userId),
+      ]);
+      if (objects === rows && rows === usage.derivativeCount) return;
+      seen = `${objects} stored, ${rows} recorded, ${usage.derivativeCount} counted`;
+      if (Date.now() > deadline) throw new Error(`${userId}: derivatives not settled within ${timeoutMs} ms (${seen})`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   async createUser(userId = `u${randomBytes(4).toString('hex')}`, plan = 'pro'): Promise<Credential> {

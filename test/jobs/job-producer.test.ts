@@ -123,13 +123,14 @@ describe('job producer: front door → queue → worker process → caller', () 
 
   it('retries an unexpected failure with backoff, then tells the caller which job failed', async function () {
     this.timeout(30_000);
-    // The original exists, so the job renders; its catalog check then fails with something that is
-    // not a ServiceError (mongoose rejects the id), which is treated as transient and retried.
+    // The original exists, so the job renders; storing the result then fails with something that is
+    // not a ServiceError (its key would need the original's file to be a folder), which is treated
+    // as transient and retried.
     const sourceKey = 'nobody/images/retry.jpg';
     await svc.deps.storage.put(sourceKey, await jpeg(16, 16), { contentType: 'image/jpeg' });
     const jobId = `retry-${Date.now()}`;
     const started = Date.now();
-    const err = await rejection(svc.deps.jobs.run(QUEUE_NAMES.transform, transformData({ imageId: 'not-an-object-id', sourceKey, derivativeKey: `${sourceKey}&v=v1&w=10.webp` }), { jobId }));
+    const err = await rejection(svc.deps.jobs.run(QUEUE_NAMES.transform, transformData({ sourceKey, derivativeKey: `${sourceKey}/under-a-file&v=v1&w=10.webp` }), { jobId }));
     expect(err).to.be.instanceOf(ServiceError);
     expect((err as ServiceError).kind).to.equal('unavailable');
     expect((err as ServiceError).message).to.include(jobId);

@@ -161,6 +161,7 @@ describe('set B CDN endpoints', function () {
         expect((await request(svc.url(`/cdn/${up.imageId}?w=20&f=png`))).status).to.equal(200);
         expect((await request(svc.url(`/image/x.webp?src=${encodeURIComponent(up.public_url)}&w=10`), { key: user.key })).status).to.equal(200);
       }
+      await svc.derivativesSettled(user.userId);
       const before = await usageOf(svc, user.key);
       expect(before).to.deep.include({ image_count: 4, derivative_count: 6, storage_bytes: ups.reduce((s, u) => s + u.size, 0) });
 
@@ -208,6 +209,7 @@ describe('set B CDN endpoints', function () {
       const original = await request(up.public_url);
       const derived = await request(svc.url(`/cdn/${up.imageId}?w=25&f=png`));
       const derivedAgain = await request(svc.url(`/cdn/${up.imageId}?w=25&f=png`));
+      await svc.derivativesSettled(user.userId);
       const usage = await usageOf(svc, user.key);
       expect(usage).to.deep.include({
         storage_bytes: up.size,

@@ -73,6 +73,7 @@ describe('front door caches across two front doors', function () {
       expect(hit.bytes.equals(miss.bytes)).to.equal(true);
       expect(Number(hit.headers.get('content-length'))).to.equal(miss.bytes.length);
     }
+    await svc.derivativesSettled(user.userId);
     const key = (await svc.deps.catalog.derivatives.find({ imageId: pic.imageId }).lean()).map((d) => d._id)[0];
     expect((await svc.deps.storage.read(key)).equals(miss.bytes)).to.equal(true);
     expect(secondDeps.derivatives.memoryUse.entries).to.be.greaterThan(0);

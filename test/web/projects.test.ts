@@ -123,6 +123,7 @@ describe('set B projects', function () {
       const keep = await cdnUpload(svc, user.key, await tinyJpeg(300 + Object.keys(body).length), { filename: `keep-${project.slug}.jpg` });
       const images = await uploadInto(project.slug, 3, 310 + 10 * Object.keys(body).length);
       for (const img of images) expect((await request(svc.url(`/cdn/${img.imageId}?w=10&f=png`))).status).to.equal(200);
+      await svc.derivativesSettled(user.userId);
       const usageBefore = await usageOf(svc, user.key);
       const allBefore = await listAll(svc, user.key);
 

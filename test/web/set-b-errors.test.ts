@@ -225,6 +225,7 @@ describe('set B errors', function () {
       const viaKey = await request(svc.url(`/image/x.png?src=${encodeURIComponent(own.public_url)}&w=30`), { key: alice.key });
       expect(viaKey.status).to.equal(200);
       expect((await get(30)).status).to.equal(200);
+      await svc.derivativesSettled(alice.userId);
       expect(await svc.deps.catalog.derivatives.countDocuments({ imageId: new Types.ObjectId(own.imageId), origin: 'public' })).to.equal(2);
     });
 
@@ -234,6 +235,7 @@ describe('set B errors', function () {
       const ok = burst.filter((r) => r.status === 200);
       for (const r of burst.filter((x) => x.status !== 200)) expectDetail(r, 403, /limit 2/);
       expect(ok.length).to.equal(2);
+      await svc.derivativesSettled(alice.userId);
       expect(await svc.deps.catalog.derivatives.countDocuments({ imageId: new Types.ObjectId(own.imageId) })).to.equal(2);
       const stored = (await snapshotUser(svc, alice.userId)).storage.filter((o) => o.key.startsWith(`${alice.userId}/images/burst.jpg&`));
       expect(stored).to.have.length(2);

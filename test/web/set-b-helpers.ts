@@ -97,6 +97,7 @@ export async function storedObjects(svc: TestService, userId: string): Promise<{
 /** Everything the service keeps about one user: catalog documents, stored objects and usage. */
 export async function snapshotUser(svc: TestService, userId: string) {
   const { catalog } = svc.deps;
+  await svc.derivativesSettled(userId);
   // Bandwidth is written in batches: what has been served so far is in the catalog after this.
   await svc.deps.bandwidth.flush();
   const plain = (docs: unknown[]) => JSON.parse(JSON.stringify(docs)) as unknown[];

@@ -72,6 +72,7 @@ describe('usage counters under concurrent uploads, deletes and serves', function
     expect(Object.values(deletedBy), 'each image deleted exactly once').to.deep.equal(new Array(DELETES).fill(1));
     const remaining = [...sizes.entries()].filter(([i]) => i >= DELETES);
     const expectedStorage = remaining.reduce((s, [, size]) => s + size, 0);
+    await svc.derivativesSettled(user.userId);
     const usage = await usageOf(svc, user.key);
     expect({ storage_bytes: usage.storage_bytes, image_count: usage.image_count, bandwidth_bytes: usage.bandwidth_bytes }).to.deep.equal({
       storage_bytes: expectedStorage,

@@ -3,6 +3,7 @@ import type { ImageChange } from '../../src/catalog/image-changes.js';
 import type { Config } from '../../src/config.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { Logger } from 'pino';
+import type { DerivativeLedger } from '../derivative-ledger.js';
 import type { LibvipsThreads } from '../libvips-threads.js';
 
 /** What every processor gets: built once per worker process. */
@@ -15,4 +16,6 @@ export interface ProcessorContext {
   announceImageChange: (change: ImageChange) => Promise<void>;
   /** Runs a render with the libvips threads that fit the jobs running now. */
   libvips: LibvipsThreads;
+  /** Records stored derivatives in the catalog in batches, after their jobs have answered. */
+  derivatives: DerivativeLedger;
 }
