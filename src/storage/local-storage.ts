@@ -10,9 +10,10 @@
 // writer, without any cross-process lock.
 import { createHash, randomUUID } from 'node:crypto';
 import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { directIo, threadPoolIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
 import {
   assertSafeKey,
   assertSafePrefix,
@@ -35,6 +36,11 @@ export interface LocalStorageOptions {
   publicBaseUrl: string;
   /** fsync data and sidecar before renaming them into place (default true): survives a power cut. */
   fsync?: boolean;
+  /**
+   * Small file operations (stat, realpath, sidecars, bodies up to 1 MiB without fsync) as direct
+   * system calls rather than thread-pool round trips (default true; see local-file-io.ts).
+   */
+  directIo?: boolean;
 }
 
 const TEMP_DIR = '.tmp';
@@ -65,18 +71,12 @@ interface Sidecar {
   size: number;
 }
 
-interface WrittenFile {
-  size: number;
-  md5: string;
-  inode: bigint;
-  modifiedAt: Date;
-}
-
 export class LocalStorage implements Storage {
   readonly driver = 'local';
   private readonly root: string;
   private readonly publicBaseUrl: string;
   private readonly fsync: boolean;
+  private readonly io: LocalFileIo;
   private realRoot: Promise<string> | undefined;
   /** Folders recently resolved inside the root → when that stops being trusted. */
   private readonly verifiedFolders = new Map<string, number>();
@@ -85,6 +85,7 @@ export class LocalStorage implements Storage {
     this.root = path.resolve(options.rootDir);
     this.publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
     this.fsync = options.fsync ?? true;
+    this.io = options.directIo === false ? threadPoolIo : directIo;
   }
 
   async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
@@ -100,7 +101,7 @@ export class LocalStorage implements Storage {
       const written = await this.writeNewFile(tempData, body, sync, true).catch(async (err: unknown) => {
         // The temp folder is made at start; made again if it was removed since.
         if (!isFsError(err, 'ENOENT')) throw err;
-        await mkdir(tempDir, { recursive: true });
+        await this.io.mkdirp(tempDir);
         return this.writeNewFile(tempData, body, sync, true);
       });
       const sidecar: Sidecar = {
@@ -114,13 +115,13 @@ export class LocalStorage implements Storage {
       const sidecarPlaced = this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
         this.moveIntoPlace(key, tempSidecar, placedSidecar!),
       );
-      const [replaced] = await Promise.all([lstat(target, { bigint: true }).catch(() => undefined), sidecarPlaced]);
+      const [replaced] = await Promise.all([this.io.lstat(target).catch(() => undefined), sidecarPlaced]);
       await this.moveIntoPlace(key, tempData, target);
       placedData = true;
       // The replaced version's sidecar is garbage now. (Under concurrent puts of one key a
       // sidecar can be missed here; it is never read, since no live file has its inode.)
       if (replaced?.isFile() && replaced.ino !== written.inode) {
-        await rm(this.sidecarPath(key, replaced.ino), { force: true });
+        await this.io.remove(this.sidecarPath(key, replaced.ino));
       }
       return {
         key,
@@ -132,9 +133,9 @@ export class LocalStorage implements Storage {
         ...(sidecar.cacheControl !== undefined ? { cacheControl: sidecar.cacheControl } : {}),
       };
     } catch (err) {
-      await rm(tempData, { force: true }).catch(() => undefined);
-      await rm(tempSidecar, { force: true }).catch(() => undefined);
-      if (placedSidecar && !placedData) await rm(placedSidecar, { force: true }).catch(() => undefined);
+      await this.io.remove(tempData).catch(() => undefined);
+      await this.io.remove(tempSidecar).catch(() => undefined);
+      if (placedSidecar && !placedData) await this.io.remove(placedSidecar).catch(() => undefined);
       throw this.translateError(err, key);
     }
   }
@@ -158,15 +159,15 @@ export class LocalStorage implements Storage {
   }
 
   async read(key: string): Promise<Buffer> {
-    const handle = await this.openForReading(key);
+    const target = await this.resolveInsideRoot(key);
+    let bytes: Buffer | null;
     try {
-      if (!(await handle.stat()).isFile()) throw new StorageNotFoundError(key);
-      return await handle.readFile();
+      bytes = await this.io.readRegularFile(target);
     } catch (err) {
       throw this.translateError(err, key);
-    } finally {
-      await handle.close();
     }
+    if (!bytes) throw new StorageNotFoundError(key);
+    return bytes;
   }
 
   async stat(key: string): Promise<StoredObject | null> {
@@ -273,7 +274,7 @@ export class LocalStorage implements Storage {
     if ((this.verifiedFolders.get(folder) ?? 0) > now) return target;
     for (;;) {
       try {
-        const real = await realpath(folder);
+        const real = await this.io.realpath(folder);
         if (!isInside(real, realRoot) && real !== realRoot) {
           throw new InvalidStorageKeyError(key, 'resolves outside the storage root through a symbolic link');
         }
@@ -315,7 +316,7 @@ export class LocalStorage implements Storage {
   private async lstatObject(key: string, target: string): Promise<BigIntStats | null> {
     let info: BigIntStats;
     try {
-      info = await lstat(target, { bigint: true });
+      info = await this.io.lstat(target);
     } catch (err) {
       if (isFsError(err, 'ENOENT') || isFsError(err, 'ENOTDIR')) return null;
       throw this.translateError(err, key);
@@ -342,7 +343,7 @@ export class LocalStorage implements Storage {
 
   private async readSidecar(key: string, inode: bigint): Promise<Sidecar | undefined> {
     try {
-      const parsed = JSON.parse(await readFile(this.sidecarPath(key, inode), 'utf8')) as Partial<Sidecar>;
+      const parsed = JSON.parse(await this.io.readText(this.sidecarPath(key, inode))) as Partial<Sidecar>;
       if (typeof parsed.md5 !== 'string' || typeof parsed.size !== 'number') return undefined;
       return {
         contentType: typeof parsed.contentType === 'string' ? parsed.contentType : DEFAULT_CONTENT_TYPE,
@@ -368,6 +369,7 @@ export class LocalStorage implements Storage {
   private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: true): Promise<WrittenFile>;
   private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: false): Promise<void>;
   private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: boolean): Promise<WrittenFile | void> {
+    if (Buffer.isBuffer(body)) return this.io.writeNew(file, body, sync, describe);
     const handle = await open(file, 'wx', 0o644);
     try {
       const md5 = describe ? createHash('md5') : null;
@@ -400,8 +402,8 @@ export class LocalStorage implements Storage {
   private async moveIntoPlace(key: string, from: string, to: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        if (attempt > 1) await mkdir(path.dirname(to), { recursive: true });
-        await rename(from, to);
+        if (attempt > 1) await this.io.mkdirp(path.dirname(to));
+        await this.io.rename(from, to);
         return;
       } catch (err) {
         if (isFsError(err, 'ENOENT') && attempt < 6) continue;

@@ -416,7 +416,11 @@ describe('LocalStorage', () => {
       const observed: Buffer[] = [];
       let writing = true;
       const reader = (async () => {
-        while (writing) observed.push(await storage.read('race/target.bin'));
+        while (writing) {
+          observed.push(await storage.read('race/target.bin'));
+          // A direct-I/O read completes without yielding to the event loop (local-file-io.ts).
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       })();
       await Promise.all(
         bodies.map((body, i) =>
