@@ -309,7 +309,7 @@ async function main() {
   say(`sharp: service ${sharpVersions.service.sharp} (libvips ${sharpVersions.service.vips}); ipx ${ipxVersion} with its own sharp ${sharpVersions.ipx} (libvips ${ipxSharpVips})`);
   const cfg = loadConfig(process.env);
   const cfgEnv = { webpEffort: cfg.webpEffort, avifEffort: cfg.avifEffort };
-  const encoder = `WebP q${QUALITY} effort ${cfgEnv.webpEffort}, JPEG q${QUALITY} baseline (no mozjpeg), 4:2:0, same for service, raw sharp and ipx (ipx: sharpOptions webpEffort=${cfgEnv.webpEffort}, jpegProgressive=false); service and raw also auto-rotate and tag sRGB`;
+  const encoder = `WebP q${QUALITY} effort ${cfgEnv.webpEffort}, JPEG q${QUALITY} baseline (no mozjpeg), 4:2:0, same for service, raw sharp and ipx (ipx: sharpOptions webpEffort=${cfgEnv.webpEffort}, jpegProgressive=false); service and raw also auto-rotate (no colour transform for sRGB sources)`;
   say(`encoder: ${encoder}`);
   notes.push(`encoder settings: ${encoder}`);
 

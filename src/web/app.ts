@@ -25,7 +25,6 @@ export function createApp(deps: WebDeps): Express {
   app.use(requestContext(deps.log));
   const metrics = createFrontDoorMetrics(deps);
   app.use(metrics.middleware);
-  app.use(express.json({ limit: '100kb' }));
   const keys = new KeyCache(deps.catalog, deps.config.apiKeyCacheMs);
 
   app.use(statusRoutes(deps));

@@ -47,7 +47,7 @@ export function renderError(err: ServiceError, res: Response): void {
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
   const serviceError = toServiceError(err);
   if (serviceError.status >= 500) {
-    req.log?.error({ err }, 'request failed');
+    req.log?.error({ err, reqId: req.id }, 'request failed');
   }
   if (res.headersSent) {
     res.destroy();

@@ -1,6 +1,6 @@
 // Set B validation: header, query and body are all checked and every problem is listed in one
 // 422 (spec 2.9), before authentication decides 401.
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { ValidationIssue } from '../../errors.js';
 import { apiKeyOf } from './auth.js';
 import { compile, queryObject, validationError, type CompiledSchema } from '../validation.js';
@@ -13,7 +13,15 @@ export interface SetBInputs {
   lowerCaseQuery?: string[];
 }
 
-export function validateSetB(inputs: SetBInputs) {
+/** JSON bodies are parsed only on the routes that declare one (not on every GET). */
+const parseJsonBody = express.json({ limit: '100kb' });
+
+export function validateSetB(inputs: SetBInputs): RequestHandler | RequestHandler[] {
+  const validate = validator(inputs);
+  return inputs.body ? [parseJsonBody, validate] : validate;
+}
+
+function validator(inputs: SetBInputs): RequestHandler {
   const query: CompiledSchema<Record<string, unknown>> | null = inputs.query ? compile(inputs.query) : null;
   const body: CompiledSchema<Record<string, unknown>> | null = inputs.body ? compile(inputs.body) : null;
   return (req: Request, res: Response, next: NextFunction) => {
