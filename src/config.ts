@@ -47,6 +47,8 @@ export interface Config {
   imageCacheMs: number;
   /** Memory for hot derivative bytes in each front door, in MiB (0 = off). */
   memoryCacheMb: number;
+  /** Front-door processes sharing the port (`node dist/src/web/server.js` runs a cluster when > 1). */
+  frontDoorProcesses: number;
   publicDerivativesPerImage: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
     imageCacheMs: int(env, 'IMAGE_CACHE_MS', 10_000, 0, 3_600_000),
     memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
+    frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),

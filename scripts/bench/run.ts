@@ -68,7 +68,12 @@ function serviceProcs(startPid: number): { procs: Proc[]; workers: number[] } {
   for (const pid of childPids(startPid)) {
     const cmd = cmdline(pid);
     if (cmd.includes('redis-server')) procs.push({ name: 'svc-redis', pid });
-    else if (cmd.includes('src/web/server.js')) procs.push({ name: 'svc-web', pid });
+    else if (cmd.includes('src/web/server.js')) {
+      // With FRONT_DOOR_PROCESSES > 1 this is the cluster primary; its children serve requests.
+      const children = childPids(pid);
+      procs.push({ name: children.length ? 'svc-web-primary' : 'svc-web', pid });
+      children.forEach((child, i) => procs.push({ name: `svc-web${i + 1}`, pid: child }));
+    }
     else if (cmd.includes('workers/main.js')) {
       workers.push(pid);
       procs.push({ name: `svc-worker${workers.length}`, pid });

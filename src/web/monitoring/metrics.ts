@@ -2,11 +2,13 @@
 // process (tests) never collide. Served by GET /metrics together with the workers' job metrics,
 // which the workers push through Redis (src/jobs/job-metrics.ts). Queue counts and worker memory
 // are read from Redis at scrape time (render), so they are exact whenever Prometheus looks.
+import cluster from 'node:cluster';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { workerMetricsText } from '../../jobs/job-metrics.js';
 import { ALL_QUEUES } from '../../jobs/queue-names.js';
 import { liveWorkers } from '../../jobs/worker-heartbeat.js';
+import { clusterMetricsSource } from '../front-door-cluster.js';
 import type { WebDeps } from '../web-deps.js';
 
 /** BullMQ states reported per queue (completed/failed: as many as BullMQ keeps, see job-producer). */
@@ -39,9 +41,13 @@ export interface FrontDoorMetrics {
 }
 
 export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
+  // This process's own metrics; in a front-door cluster they are summed over its processes.
   const registry = new Registry();
+  // Gauges read from Redis at scrape time: the same for every process, so never summed.
+  const scrapeRegistry = new Registry();
   // process_resident_memory_bytes, heap, event loop lag, GC… of the front door process.
   collectDefaultMetrics({ register: registry });
+  const allProcesses = cluster.isWorker ? clusterMetricsSource(registry) : null;
 
   const labels = ['method', 'route', 'status_code'] as const;
   const requests = new Counter({ name: 'pictor_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: labels, registers: [registry] });
@@ -72,19 +78,19 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     }
   };
 
-  const queueJobs = new Gauge({ name: 'pictor_queue_jobs', help: 'Jobs per queue and BullMQ state, read at scrape time (getJobCounts)', labelNames: ['queue', 'state'], registers: [registry] });
+  const queueJobs = new Gauge({ name: 'pictor_queue_jobs', help: 'Jobs per queue and BullMQ state, read at scrape time (getJobCounts)', labelNames: ['queue', 'state'], registers: [scrapeRegistry] });
   const queueDepth = new Gauge({
     name: 'pictor_queue_depth',
     help: 'Jobs accepted and not started yet (waiting + prioritized + delayed)',
     labelNames: ['queue'],
-    registers: [registry],
+    registers: [scrapeRegistry],
   });
-  const workers = new Gauge({ name: 'pictor_workers', help: 'Worker processes with a live heartbeat', registers: [registry] });
+  const workers = new Gauge({ name: 'pictor_workers', help: 'Worker processes with a live heartbeat', registers: [scrapeRegistry] });
   const workerMemory = new Gauge({
     name: 'pictor_worker_resident_memory_bytes',
     help: 'Resident memory of each live worker process (from its Redis heartbeat)',
     labelNames: ['worker', 'queues'],
-    registers: [registry],
+    registers: [scrapeRegistry],
   });
 
   /** Reads queue counts and heartbeats from Redis right before each scrape is rendered. */
@@ -143,9 +149,10 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     middleware,
     async render() {
       await refresh();
-      const own = await registry.metrics();
+      const own = allProcesses ? await allProcesses() : await registry.metrics();
+      const scraped = await scrapeRegistry.metrics();
       const fromWorkers = await redisOk(() => workerMetricsText(deps.redis));
-      return { contentType: registry.contentType, body: fromWorkers ? `${own}\n${fromWorkers}` : own };
+      return { contentType: registry.contentType, body: [own, scraped, fromWorkers].filter(Boolean).join('\n') };
     },
   };
 }
