@@ -13,6 +13,7 @@ import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
+import { publishJobOutcome } from '../src/jobs/job-outcomes.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { ProcessorContext } from './processors/processor-context.js';
@@ -84,6 +85,15 @@ export class WorkerProcess {
         maxStalledCount: 2,
       });
       worker.on('failed', (job, err) => this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
+      // Waiting callers learn the outcome from one message (src/jobs/job-outcomes.ts); a lost one
+      // is made up for by the caller looking at the job's state.
+      const announce = (outcome: Parameters<typeof publishJobOutcome>[1]) =>
+        publishJobOutcome(this.connection!, outcome).catch((err: unknown) => this.log.debug({ err: String(err) }, 'job outcome not published'));
+      worker.on('completed', (job, result) => void announce({ queue: name, id: job.id!, ok: true, result }));
+      // Only final failures: a failure that will be retried has no outcome yet (finishedOn unset).
+      worker.on('failed', (job, err) => {
+        if (job?.id && job.finishedOn) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
+      });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
       this.metrics.attach(worker, name);
       this.workers.push(worker);

@@ -1,8 +1,12 @@
 // The front door's side of the queues: enqueue a job and await its result with a deadline.
-import { Queue, QueueEvents, type Job, type JobsOptions } from 'bullmq';
+// Results arrive as one message per finished job on the job-outcomes channel (job-outcomes.ts);
+// the job's own state is looked at when a caller joins an existing job and, as a safety net,
+// while a caller has waited longer than OUTCOME_RECHECK_MS (a message lost to a reconnect).
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
 import { decodeFailure } from './job-failure.js';
+import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, type JobOutcome } from './job-outcomes.js';
 import type { JobTypes } from './job-types.js';
 import { ALL_QUEUES, REDIS_PREFIX, type QueueName } from './queue-names.js';
 import { createBlockingConnection } from './redis-connection.js';
@@ -38,6 +42,13 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 export const REDIS_LOSS_GRACE_MS = 2000;
 
 const CAPACITY_REFRESH_MS = 100;
+/** How often a caller still waiting looks at its job's state itself. */
+const OUTCOME_RECHECK_MS = 2000;
+
+interface Waiter {
+  resolve(result: unknown): void;
+  reject(err: unknown): void;
+}
 
 /** Waiting-job counts of one queue as last read, plus this front door's adds since. */
 class QueueCounts {
@@ -59,9 +70,11 @@ class QueueCounts {
 
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
-  private readonly events: Record<QueueName, QueueEvents>;
-  /** QueueEvents block on a duplicate of the client they are given and leave the original to us. */
-  private readonly eventConnections: Redis[] = [];
+  /** Subscribed to the job-outcomes channel (a subscriber connection can do nothing else). */
+  private readonly subscriber: Redis;
+  private readonly subscribed: Promise<unknown>;
+  /** Callers waiting per `<queue>:<job id>`. */
+  private readonly waiters = new Map<string, Set<Waiter>>();
   /** Since when the shared connection has been down (null while it is up). */
   private redisDownSince: number | null = null;
   private redisLossTimer: NodeJS.Timeout | undefined;
@@ -71,27 +84,26 @@ export class JobProducer {
 
   constructor(private readonly options: JobProducerOptions) {
     this.queues = {} as Record<QueueName, Queue>;
-    this.events = {} as Record<QueueName, QueueEvents>;
     options.connection.on('close', () => this.onRedisDown());
     options.connection.on('ready', () => this.onRedisUp());
     for (const name of ALL_QUEUES) {
       this.queues[name] = new Queue(name, { connection: options.connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-      this.events[name] = new QueueEvents(name, {
-        connection: this.eventConnection(options.redisUrl),
-        prefix: REDIS_PREFIX,
-      });
-      // QueueEvents reconnects by itself; errors are logged by the connection owner.
-      this.events[name].on('error', () => undefined);
       this.queues[name].on('error', () => undefined);
-      // Every request waiting on a job adds listeners (N concurrent identical requests share one
-      // single-flight job), so their number follows the load: not a leak, no warning wanted.
-      this.events[name].setMaxListeners(0);
       this.queues[name].setMaxListeners(0);
     }
+    this.subscriber = createBlockingConnection(options.redisUrl);
+    // It reconnects and resubscribes by itself; errors are logged by the connection owner.
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== JOB_OUTCOMES_CHANNEL) return;
+      const outcome = parseJobOutcome(message);
+      if (outcome) this.settle(outcome);
+    });
+    this.subscribed = this.subscriber.subscribe(JOB_OUTCOMES_CHANNEL);
   }
 
   async ready(): Promise<void> {
-    await Promise.all(ALL_QUEUES.map((n) => this.events[n].waitUntilReady()));
+    await this.subscribed;
   }
 
   /** Adds a job and waits for its result; bad-input failures come back as the worker's ServiceError. */
@@ -137,6 +149,14 @@ export class JobProducer {
 
   private async waitFor<N extends QueueName>(name: N, job: Job, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
     const jobId = job.id as string;
+    const key = `${name}:${jobId}`;
+    let waiter: Waiter | undefined;
+    const outcome = new Promise<unknown>((resolve, reject) => {
+      waiter = { resolve, reject };
+      const set = this.waiters.get(key) ?? new Set<Waiter>();
+      set.add(waiter);
+      this.waiters.set(key, set);
+    });
     // Without Redis the result can never arrive: answer 503 soon instead of 504 at the deadline.
     let fail: () => void = () => undefined;
     const lost = new Promise<never>((_, reject) => {
@@ -144,17 +164,48 @@ export class JobProducer {
     });
     if (this.redisDownSince !== null && Date.now() - this.redisDownSince >= REDIS_LOSS_GRACE_MS) fail();
     else this.lossWaiters.add(fail);
+    const deadline = setTimeout(() => {
+      waiter!.reject(new ServiceError('timeout', `Job ${jobId} (${name}) did not finish within ${timeoutMs} ms; it may still complete`));
+    }, timeoutMs);
+    // A caller-chosen id may name a job that finished before we listened (single-flight join).
+    if (job.opts.jobId !== undefined) void this.lookAtJob(name, jobId);
+    const recheck = setInterval(() => void this.lookAtJob(name, jobId), OUTCOME_RECHECK_MS);
     try {
-      return (await Promise.race([job.waitUntilFinished(this.events[name], timeoutMs), lost])) as JobTypes[N]['result'];
-    } catch (err) {
-      if (err instanceof ServiceError) throw err;
-      const message = err instanceof Error ? err.message : String(err);
-      if (message.includes('timed out before finishing')) {
-        throw new ServiceError('timeout', `Job ${jobId} (${name}) did not finish within ${timeoutMs} ms; it may still complete`);
-      }
-      throw decodeFailure(message, jobId);
+      return (await Promise.race([outcome, lost])) as JobTypes[N]['result'];
     } finally {
+      clearTimeout(deadline);
+      clearInterval(recheck);
       this.lossWaiters.delete(fail);
+      const set = this.waiters.get(key);
+      set?.delete(waiter!);
+      if (set?.size === 0) this.waiters.delete(key);
+    }
+  }
+
+  /** Resolves (or rejects) every caller waiting on a finished job. */
+  private settle(outcome: JobOutcome): void {
+    const key = `${outcome.queue}:${outcome.id}`;
+    const set = this.waiters.get(key);
+    if (!set) return;
+    this.waiters.delete(key);
+    for (const w of set) {
+      if (outcome.ok) w.resolve(outcome.result);
+      else w.reject(decodeFailure(outcome.reason, outcome.id));
+    }
+  }
+
+  /** Settles the job's waiters from its stored state when it has finished (errors: try later). */
+  private async lookAtJob(name: QueueName, jobId: string): Promise<void> {
+    if (!this.waiters.has(`${name}:${jobId}`)) return;
+    try {
+      const state = await this.queues[name].getJobState(jobId);
+      if (state !== 'completed' && state !== 'failed') return;
+      const job = await this.queues[name].getJob(jobId);
+      if (!job) return;
+      if (state === 'completed') this.settle({ queue: name, id: jobId, ok: true, result: job.returnvalue });
+      else this.settle({ queue: name, id: jobId, ok: false, reason: job.failedReason });
+    } catch {
+      // Redis away: the loss handling answers the caller; otherwise the next look or the message.
     }
   }
 
@@ -192,21 +243,14 @@ export class JobProducer {
     }
   }
 
-  private eventConnection(redisUrl: string): Redis {
-    const connection = createBlockingConnection(redisUrl);
-    connection.on('error', () => undefined);
-    this.eventConnections.push(connection);
-    return connection;
-  }
-
   /**
-   * Closes queue events and queues. BullMQ's close waits for Redis to answer, so while Redis is
-   * away (or when it goes away meanwhile) the connections are dropped instead: shutdown never hangs.
+   * Closes the outcome subscription and the queues. BullMQ's close waits for Redis to answer, so
+   * while Redis is away (or when it goes away meanwhile) the connections are dropped instead:
+   * shutdown never hangs.
    */
   async close(): Promise<void> {
     const connection = this.options.connection;
     const graceful = (async () => {
-      await Promise.all(ALL_QUEUES.map((n) => this.events[n].close()));
       await Promise.all(ALL_QUEUES.map((n) => this.queues[n].close()));
     })().then(
       () => 'closed' as const,
@@ -220,8 +264,8 @@ export class JobProducer {
     });
     const outcome = await Promise.race([graceful, lost]);
     connection.off('close', onClose);
-    // Without this they would keep reconnecting (and logging) after Redis is gone.
-    if (outcome === 'closed') await Promise.all(this.eventConnections.map((c) => c.quit().catch(() => c.disconnect())));
-    else for (const c of this.eventConnections) c.disconnect();
+    // Without this it would keep reconnecting (and logging) after Redis is gone.
+    if (outcome === 'closed') await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+    else this.subscriber.disconnect();
   }
 }

@@ -1,5 +1,5 @@
 // One Redis connection for queues (fail fast while Redis is away), duplicated with
-// maxRetriesPerRequest: null for workers and queue events, as BullMQ requires for blocking calls.
+// maxRetriesPerRequest: null for workers and the job-outcome subscriber, as BullMQ and ioredis require for blocking calls.
 import { Redis, type RedisOptions } from 'ioredis';
 
 export function createQueueConnection(url: string, extra: RedisOptions = {}): Redis {

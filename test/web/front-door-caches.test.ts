@@ -53,13 +53,22 @@ describe('front door caches across two front doors', function () {
     expect((await sharp(after.bytes).metadata()).height, 'the new original (20×40) at w=20').to.equal(40);
   });
 
-  it('a delete through one front door is a 404 in the other at once', async () => {
+  it('a delete through one front door is a 404 in the other within milliseconds', async () => {
     const pic = await cdnUpload(svc, user.key, await tinyJpeg(3, 32, 32), { filename: 'gone.jpg' });
     expect((await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status).to.equal(200);
     expect((await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).headers.get('x-cache')).to.equal('HIT');
     const del = await request(svc.url(`/cdn/${pic.imageId}`), { method: 'DELETE', key: user.key });
     expect(del.status).to.equal(200);
-    expect((await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status).to.equal(404);
+    // The change reaches the other front door through Redis pub/sub: asynchronously, so a request
+    // racing the message may still be answered from its cache (seen now and then in CI runs).
+    const deleted = Date.now();
+    let status = 0;
+    while (Date.now() - deleted < 1000) {
+      status = (await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status;
+      if (status === 404) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(status, 'the other front door within 1 s of the delete').to.equal(404);
     expect((await request(svc.url(`/cdn/${pic.imageId}?w=16&f=webp`))).status).to.equal(404);
   });
 
