@@ -36,6 +36,13 @@ export interface LocalFileIo {
   writeNew(file: string, bytes: Buffer, sync: boolean, describe: boolean): Promise<WrittenFile | undefined>;
 }
 
+/** What the sidecar and etag need of a file just written. */
+export function describeWritten(size: number, md5: string, info: BigIntStats): WrittenFile {
+  return { size, md5, inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+}
+
+const md5Hex = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+
 const READ_NOFOLLOW = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0);
 
 export const threadPoolIo: LocalFileIo = {
@@ -63,8 +70,7 @@ export const threadPoolIo: LocalFileIo = {
       while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten;
       if (sync) await handle.sync();
       if (!describe) return undefined;
-      const info = await handle.stat({ bigint: true });
-      return { size: bytes.length, md5: createHash('md5').update(bytes).digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+      return describeWritten(bytes.length, md5Hex(bytes), await handle.stat({ bigint: true }));
     } finally {
       await handle.close();
     }
@@ -105,10 +111,8 @@ export const directIo: LocalFileIo = {
     try {
       let offset = 0;
       while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-      if (sync) fs.fsyncSync(fd);
       if (!describe) return undefined;
-      const info = fs.fstatSync(fd, { bigint: true });
-      return { size: bytes.length, md5: createHash('md5').update(bytes).digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+      return describeWritten(bytes.length, md5Hex(bytes), fs.fstatSync(fd, { bigint: true }));
     } finally {
       fs.closeSync(fd);
     }

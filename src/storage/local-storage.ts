@@ -13,7 +13,8 @@ import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs
 import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { directIo, threadPoolIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
+import { ExpiringMap } from '../expiring-map.js';
+import { describeWritten, directIo, threadPoolIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
 import {
   assertSafeKey,
   assertSafePrefix,
@@ -78,8 +79,8 @@ export class LocalStorage implements Storage {
   private readonly fsync: boolean;
   private readonly io: LocalFileIo;
   private realRoot: Promise<string> | undefined;
-  /** Folders recently resolved inside the root → when that stops being trusted. */
-  private readonly verifiedFolders = new Map<string, number>();
+  /** Folders recently resolved inside the root. */
+  private readonly verifiedFolders = new ExpiringMap<true>(VERIFIED_FOLDER_TTL_MS, VERIFIED_FOLDERS_MAX);
 
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
@@ -270,15 +271,14 @@ export class LocalStorage implements Storage {
     if (!isInside(target, this.root)) throw new InvalidStorageKeyError(key, 'outside the storage root');
     const realRoot = await this.ensureReady();
     let folder = path.dirname(target);
-    const now = Date.now();
-    if ((this.verifiedFolders.get(folder) ?? 0) > now) return target;
+    if (this.verifiedFolders.get(folder)) return target;
     for (;;) {
       try {
         const real = await this.io.realpath(folder);
         if (!isInside(real, realRoot) && real !== realRoot) {
           throw new InvalidStorageKeyError(key, 'resolves outside the storage root through a symbolic link');
         }
-        if (folder === path.dirname(target)) this.rememberVerified(folder, now);
+        if (folder === path.dirname(target)) this.verifiedFolders.set(folder, true);
         return target;
       } catch (err) {
         if (err instanceof InvalidStorageKeyError) throw err;
@@ -292,14 +292,6 @@ export class LocalStorage implements Storage {
         throw this.translateError(err, key);
       }
     }
-  }
-
-  private rememberVerified(folder: string, now: number): void {
-    if (this.verifiedFolders.size >= VERIFIED_FOLDERS_MAX) {
-      for (const [f, until] of this.verifiedFolders) if (until <= now) this.verifiedFolders.delete(f);
-      if (this.verifiedFolders.size >= VERIFIED_FOLDERS_MAX) this.verifiedFolders.clear();
-    }
-    this.verifiedFolders.set(folder, now + VERIFIED_FOLDER_TTL_MS);
   }
 
   /** Opens the object's file without following a symbolic link in its last component. */
@@ -374,9 +366,8 @@ export class LocalStorage implements Storage {
     try {
       const md5 = describe ? createHash('md5') : null;
       let size = 0;
-      const chunks: AsyncIterable<unknown> | Iterable<unknown> = Buffer.isBuffer(body) ? [body] : body;
       // Chunk by chunk: a large upload never sits in memory as a whole.
-      for await (const chunk of chunks) {
+      for await (const chunk of body as AsyncIterable<unknown>) {
         const bytes = toBuffer(chunk);
         md5?.update(bytes);
         size += bytes.length;
@@ -388,8 +379,7 @@ export class LocalStorage implements Storage {
       }
       if (sync) await handle.sync();
       if (!md5) return;
-      const info = await handle.stat({ bigint: true });
-      return { size, md5: md5.digest('hex'), inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+      return describeWritten(size, md5.digest('hex'), await handle.stat({ bigint: true }));
     } finally {
       await handle.close();
     }

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
-import { ExpiringMap } from '../services/expiring-map.js';
+import { ExpiringMap } from '../../expiring-map.js';
 import { currentSet } from './path-set.js';
 
 export class KeyCache {

@@ -10,7 +10,7 @@
 // again on every request.
 import { isDerivativeKey } from '../../imaging/params.js';
 import type { Storage, StoredObject } from '../../storage/storage.js';
-import { ExpiringMap } from './expiring-map.js';
+import { ExpiringMap } from '../../expiring-map.js';
 
 const STAT_TTL_MS = 5_000;
 const STAT_MAX = 10_000;

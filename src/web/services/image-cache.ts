@@ -7,7 +7,7 @@ import { Types } from 'mongoose';
 import type { Catalog } from '../../catalog/catalog.js';
 import { IMAGE_CHANGES_CHANNEL, parseImageChange, type ImageChange } from '../../catalog/image-changes.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
-import { ExpiringMap } from './expiring-map.js';
+import { ExpiringMap } from '../../expiring-map.js';
 
 const MAX_ENTRIES = 20_000;
 

@@ -1,5 +1,5 @@
 // A bounded in-process map whose entries expire: the front door's short-lived caches (API keys,
-// image documents, derivative presence) share it. Past maxEntries it starts afresh rather than
+// image documents, derivative presence) and local storage's verified folders share it. Past maxEntries it starts afresh rather than
 // tracking recency: these caches only save round trips, and a full one means churn anyway.
 export class ExpiringMap<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
