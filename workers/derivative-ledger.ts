@@ -91,9 +91,9 @@ export class DerivativeLedger {
 
   private async commit(batch: DerivativeRecord[]): Promise<void> {
     try {
-      const outcome = await recordDerivatives(this.catalog, this.storage, batch);
+      const stale = await recordDerivatives(this.catalog, this.storage, batch);
       this.failures = 0;
-      if (outcome.stale.length > 0) this.log.info({ derivatives: outcome.stale }, 'derivatives of replaced or deleted originals removed');
+      if (stale.length > 0) this.log.info({ derivatives: stale }, 'derivatives of replaced or deleted originals removed');
     } catch (err) {
       this.failures++;
       this.pending.unshift(...batch);

@@ -157,13 +157,6 @@ export interface DerivativeRecord {
   origin: 'api' | 'public';
 }
 
-export interface RecordDerivativesOutcome {
-  /** Newly recorded (and counted) derivatives. */
-  created: number;
-  /** Derivatives whose original was replaced or deleted after they were rendered: bytes deleted. */
-  stale: string[];
-}
-
 /**
  * Records a batch of stored derivatives in a fixed number of round trips: one read of their
  * originals, one bulk upsert, and two counter updates per owner. A derivative whose original
@@ -171,8 +164,9 @@ export interface RecordDerivativesOutcome {
  * cannot miss it) is not recorded and its bytes are deleted. Only the upsert that created a
  * record counts it, so a re-run of the same batch counts no stored derivative twice.
  */
-export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<RecordDerivativesOutcome> {
-  if (records.length === 0) return { created: 0, stale: [] };
+/** Returns the keys of the stale derivatives (original replaced or deleted), whose bytes it deleted. */
+export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<string[]> {
+  if (records.length === 0) return [];
   // An id that is not an ObjectId names no image: such a record is stale, never a failed batch.
   const ids = [...new Set(records.map((r) => r.imageId))].filter((id) => Types.ObjectId.isValid(id)).map((id) => new Types.ObjectId(id));
   const originals = await catalog.images.find({ _id: { $in: ids } }, { _id: 1, userId: 1, version: 1 }).lean();
@@ -226,5 +220,5 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
     }),
   );
   await Promise.all(stale.map((key) => storage.delete(key)));
-  return { created: Object.keys(upserted).length, stale };
+  return stale;
 }

@@ -15,13 +15,9 @@ export type HmacSha256 = (secret: string, message: string) => string | Promise<s
 
 /** `src=…&w=…&…&kid=…` in registry order, values exactly as they appear in the URL query. */
 export function canonicalQuery(query: QueryValues): string {
-  let out = '';
-  for (const name of SIGNED_NAMES) {
-    const value = query[name];
-    if (value === undefined || value === '') continue;
-    out += `${out ? '&' : ''}${name}=${encodeURIComponent(value)}`;
-  }
-  return out;
+  return SIGNED_NAMES.filter((n) => query[n] !== undefined && query[n] !== '')
+    .map((n) => `${n}=${encodeURIComponent(query[n] as string)}`)
+    .join('&');
 }
 
 /** The query of a signed URL before its signature: values as strings, order as given, `kid` last. */
@@ -34,9 +30,8 @@ export function signingQuery(params: SignableParams, kid: string): Record<string
 
 /** `{baseUrl}/transform?<query in its order>&sig=<sig>`. */
 export function assembleSignedUrl(baseUrl: string, query: Record<string, string>, sig: string): string {
-  let url = `${baseUrl.endsWith('/') ? baseUrl.replace(/\/+$/, '') : baseUrl}/transform?`;
-  for (const key in query) url += `${key}=${encodeURIComponent(query[key])}&`;
-  return `${url}sig=${sig}`;
+  const ordered = Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(v)}`);
+  return `${baseUrl.replace(/\/+$/, '')}/transform?${ordered.join('&')}&sig=${sig}`;
 }
 
 export function base64url(bytes: Uint8Array): string {

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { freePort } from '../../scripts/lib/redis-server.js';
 import { FrontDoor } from '../../src/web/front-door.js';
 import type { WebDeps } from '../../src/web/web-deps.js';
+import { waitFor } from '../faults/fault-helpers.js';
 import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, tinyJpeg } from './set-b-helpers.js';
@@ -61,14 +62,7 @@ describe('front door caches across two front doors', function () {
     expect(del.status).to.equal(200);
     // The change reaches the other front door through Redis pub/sub: asynchronously, so a request
     // racing the message may still be answered from its cache (seen now and then in CI runs).
-    const deleted = Date.now();
-    let status = 0;
-    while (Date.now() - deleted < 1000) {
-      status = (await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status;
-      if (status === 404) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    expect(status, 'the other front door within 1 s of the delete').to.equal(404);
+    await waitFor('a 404 from the other front door within 1 s of the delete', async () => (await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status === 404, 1000, 5);
     expect((await request(svc.url(`/cdn/${pic.imageId}?w=16&f=webp`))).status).to.equal(404);
   });
 

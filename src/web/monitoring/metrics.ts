@@ -115,29 +115,15 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     }
   };
 
-  // The labelled series of each (method, route, status), looked up by one string: prom-client
-  // would otherwise hash the label object on every inc and observe.
-  const series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<string> }>();
-  const seriesOf = (method: string, route: string, status: number) => {
-    const id = `${method} ${status} ${route}`;
-    let s = series.get(id);
-    if (!s) {
-      const l = { method, route, status_code: String(status) };
-      s = { requests: requests.labels(l), duration: duration.labels(l) };
-      series.set(id, s);
-    }
-    return s;
-  };
-
   const middleware = (req: Request, res: Response, next: NextFunction) => {
     const start = performance.now();
     (res.locals as Record<symbol, unknown>)[BYTES_SERVED] = (n: number) => bytesServed.inc({ route: routeLabel(req, res) }, n);
     // 'close' comes after 'finish', and also when the client hung up before the end.
     res.once('close', () => {
       const route = routeLabel(req, res);
-      const s = seriesOf(req.method, route, res.statusCode);
-      s.requests.inc();
-      s.duration.observe((performance.now() - start) / 1000);
+      const l = { method: req.method, route, status_code: String(res.statusCode) };
+      requests.inc(l);
+      duration.observe(l, (performance.now() - start) / 1000);
       const xCache = res.getHeader('X-Cache');
       if (xCache === 'HIT' || xCache === 'MISS') cache.inc({ route, result: xCache === 'HIT' ? 'hit' : 'miss' });
     });

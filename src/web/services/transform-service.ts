@@ -15,17 +15,13 @@ export interface BaseImageRef {
   extension: string;
 }
 
-let parsedCdn: { text: string; url: URL } | null = null;
-
 /** Parses `{CDN_URL}/<user_id>/images/<public_id>.<ext>`; null when src is not such a URL. */
 export function parseBaseImageUrl(src: string, cdnUrl: string): BaseImageRef | null {
   let url: URL;
   let cdn: URL;
   try {
     url = new URL(src);
-    // The configured CDN URL is the same on every call: parsed once.
-    if (parsedCdn?.text !== cdnUrl) parsedCdn = { text: cdnUrl, url: new URL(cdnUrl) };
-    cdn = parsedCdn.url;
+    cdn = new URL(cdnUrl);
   } catch {
     return null;
   }
