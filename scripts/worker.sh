@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Starts one worker process with jemalloc preloaded when Debian's libjemalloc2 is installed
-# (measured in scripts/bench: keeps worker RSS flat); otherwise glibc with MALLOC_ARENA_MAX=2.
+# Starts one worker process: glibc malloc with MALLOC_ARENA_MAX=2 (bounds libvips' arenas; see
+# scripts/lib/worker-env.ts), or jemalloc from Debian's libjemalloc2 with PICTOR_ALLOCATOR=jemalloc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for lib in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2; do
-  if [ -z "${LD_PRELOAD:-}" ] && [ -e "$lib" ] && [ "${PICTOR_ALLOCATOR:-}" != "glibc" ]; then export LD_PRELOAD="$lib"; fi
-done
-[ -n "${LD_PRELOAD:-}" ] || export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+if [ "${PICTOR_ALLOCATOR:-}" = "jemalloc" ] && [ -z "${LD_PRELOAD:-}" ]; then
+  for lib in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2; do
+    if [ -e "$lib" ]; then export LD_PRELOAD="$lib"; break; fi
+  done
+fi
+case "${LD_PRELOAD:-}" in *jemalloc*) ;; *) export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" ;; esac
 exec node dist/workers/main.js "$@"

@@ -8,7 +8,7 @@ import { FrontDoor } from './front-door.js';
 import { FrontDoorCluster } from './front-door-cluster.js';
 
 const config = loadConfigOrExit();
-const log = createLogger('pictor-web', config.logLevel);
+const log = createLogger('pictor-web', config.logLevel, { buffered: true });
 
 function failed(err: unknown): never {
   log.fatal({ err: err instanceof Error ? err.message : err }, 'front door failed to start');
