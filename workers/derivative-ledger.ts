@@ -13,7 +13,11 @@ import { recordDerivatives, type DerivativeRecord } from '../src/catalog/images.
 import type { Storage } from '../src/storage/storage.js';
 
 export interface DerivativeLedgerOptions {
-  /** How long the first record of a batch waits for others (default 100 ms). */
+  /**
+   * How long the first record of a batch waits for others (default 250 ms). A batch costs the
+   * catalog four round trips whatever its size, so under load this sets their rate: at 100 ms
+   * they were ~1 ms of catalog CPU per cache miss at 45 misses/s.
+   */
   lingerMs?: number;
   /** Records committed in one batch at most (default 500). */
   maxBatch?: number;
@@ -36,7 +40,7 @@ export class DerivativeLedger {
     private readonly log: Logger,
     options: DerivativeLedgerOptions = {},
   ) {
-    this.lingerMs = options.lingerMs ?? 100;
+    this.lingerMs = options.lingerMs ?? 250;
     this.maxBatch = options.maxBatch ?? 500;
     this.maxPending = options.maxPending ?? 100_000;
   }

@@ -1,6 +1,7 @@
 // params → sharp pipeline → encoded bytes. Runs in worker processes only.
 import sharp from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
+import { readJpegHeader } from './jpeg-header.js';
 import { FORMAT_MIME, type TransformPlan } from './params.js';
 import { OPERATIONS, OPERATION_ORDER } from './operations.js';
 
@@ -21,7 +22,10 @@ export interface RenderedImage {
  * Whether the source is 8-bit sRGB already: untagged (browsers read it as sRGB) or tagged with an
  * sRGB profile. Such a source needs no per-pixel colour transform (header read only).
  */
-async function isSrgbSource(input: Buffer): Promise<boolean> {
+export async function isSrgbSource(input: Buffer): Promise<boolean> {
+  // A JPEG's header says it without libvips: 3 components of 8 bits are sRGB to libvips.
+  const jpeg = readJpegHeader(input);
+  if (jpeg) return jpeg.precision === 8 && jpeg.components === 3 && (jpeg.icc === undefined || hasSrgbPrimaries(jpeg.icc));
   const meta = await sharp(input, { limitInputPixels: false }).metadata();
   return meta.space === 'srgb' && (meta.depth === undefined || meta.depth === 'uchar') && (meta.icc === undefined || hasSrgbPrimaries(meta.icc));
 }
