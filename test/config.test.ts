@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -32,7 +33,8 @@ describe('config', () => {
     expect(config.localStorageDir).to.equal(path.resolve('./data/storage'));
     expect(config.gcsApiEndpoint).to.equal(undefined);
     expect(config.maxUploadBytes).to.equal(20 * 1024 * 1024);
-    expect(config.workerConcurrency).to.be.a('number').and.to.be.at.least(1);
+    // One job more than cores (see src/config.ts).
+    expect(config.workerConcurrency).to.equal(os.availableParallelism() + 1);
     expect(config.jobTimeoutMs).to.equal(30_000);
   });
 
