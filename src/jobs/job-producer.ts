@@ -2,7 +2,7 @@
 // Results arrive as one message per finished job on the job-outcomes channel (job-outcomes.ts);
 // the job's own state is looked at when a caller joins an existing job and, as a safety net,
 // while a caller has waited longer than OUTCOME_RECHECK_MS (a message lost to a reconnect).
-import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
 import { decodeFailure } from './job-failure.js';
@@ -109,9 +109,8 @@ export class JobProducer {
   /** Adds a job and waits for its result; bad-input failures come back as the worker's ServiceError. */
   async run<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions = {}): Promise<JobTypes[N]['result']> {
     const enqueuedAt = Date.now();
-    const job = await this.add(name, data, opts);
     try {
-      return await this.waitFor(name, job, opts.timeoutMs);
+      return await this.addAndWait(name, data, opts);
     } catch (err) {
       // A single-flight id may name an old failed job (add() then returns that one): clear it and
       // run once more. Checked only on failure, so a successful run costs no extra round trip.
@@ -119,8 +118,23 @@ export class JobProducer {
       const stale = await this.queues[name].getJob(opts.jobId);
       if (!stale || !stale.finishedOn || stale.finishedOn >= enqueuedAt || !(await stale.isFailed())) throw err;
       await stale.remove().catch(() => undefined);
-      return this.waitFor(name, await this.add(name, data, opts), opts.timeoutMs);
+      return this.addAndWait(name, data, opts);
     }
+  }
+
+  /**
+   * With a caller-chosen id the add may join an existing job, possibly one that finished before
+   * this caller listened. The waiter is registered before any reply can arrive, and the job's
+   * finishedOn is read in the same tick as the add (one HGET, answered with it): no extra round
+   * trip, and no Lua state scan of the queue's lists, per cache miss (measured: ~5 % more misses/s
+   * at 16 clients on 2 cores).
+   */
+  private async addAndWait<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions): Promise<JobTypes[N]['result']> {
+    const added = this.add(name, data, opts);
+    if (!opts.jobId) return this.waitFor(name, (await added).id as string, opts.timeoutMs, false);
+    // An add that fails (back-pressure, Redis) ends the wait with its error.
+    const addFailed = added.then(() => new Promise<never>(() => undefined));
+    return this.waitFor(name, opts.jobId, opts.timeoutMs, true, addFailed);
   }
 
   /** Adds a job without waiting for it (async callers poll GET /jobs/{id}). */
@@ -144,11 +158,20 @@ export class JobProducer {
   async wait<N extends QueueName>(name: N, jobId: string, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
     const job = await this.queues[name].getJob(jobId);
     if (!job) throw new ServiceError('not_found', `Job ${jobId} not found`);
-    return this.waitFor(name, job, timeoutMs);
+    return this.waitFor(name, jobId, timeoutMs, true);
   }
 
-  private async waitFor<N extends QueueName>(name: N, job: Job, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
-    const jobId = job.id as string;
+  /**
+   * Waits for the job's outcome message. `mayHaveFinished`: the job may have finished before this
+   * caller listened (a joined or looked-up job), so its finishedOn is read once at the start.
+   */
+  private async waitFor<N extends QueueName>(
+    name: N,
+    jobId: string,
+    timeoutMs = this.options.jobTimeoutMs,
+    mayHaveFinished = false,
+    abandon?: Promise<never>,
+  ): Promise<JobTypes[N]['result']> {
     const key = `${name}:${jobId}`;
     let waiter: Waiter | undefined;
     const outcome = new Promise<unknown>((resolve, reject) => {
@@ -167,11 +190,10 @@ export class JobProducer {
     const deadline = setTimeout(() => {
       waiter!.reject(new ServiceError('timeout', `Job ${jobId} (${name}) did not finish within ${timeoutMs} ms; it may still complete`));
     }, timeoutMs);
-    // A caller-chosen id may name a job that finished before we listened (single-flight join).
-    if (job.opts.jobId !== undefined) void this.lookAtJob(name, jobId);
+    if (mayHaveFinished) void this.lookIfFinished(name, jobId);
     const recheck = setInterval(() => void this.lookAtJob(name, jobId), OUTCOME_RECHECK_MS);
     try {
-      return (await Promise.race([outcome, lost])) as JobTypes[N]['result'];
+      return (await Promise.race(abandon ? [outcome, lost, abandon] : [outcome, lost])) as JobTypes[N]['result'];
     } finally {
       clearTimeout(deadline);
       clearInterval(recheck);
@@ -192,6 +214,17 @@ export class JobProducer {
       if (outcome.ok) w.resolve(outcome.result);
       else w.reject(decodeFailure(outcome.reason, outcome.id));
     }
+  }
+
+  /** lookAtJob, only when the job's hash says it finished (one HGET instead of a state script). */
+  private async lookIfFinished(name: QueueName, jobId: string): Promise<void> {
+    try {
+      // The queues' own connection: the HGET travels and is answered with the add.
+      if ((await this.options.connection.hget(this.queues[name].toKey(jobId), 'finishedOn')) === null) return;
+    } catch {
+      return; // Redis away: the loss handling answers the caller; otherwise the message or the recheck.
+    }
+    await this.lookAtJob(name, jobId);
   }
 
   /** Settles the job's waiters from its stored state when it has finished (errors: try later). */

@@ -9,6 +9,7 @@ import { JobProducer } from '../jobs/job-producer.js';
 import { createBlockingConnection, createQueueConnection } from '../jobs/redis-connection.js';
 import { createStorage } from '../storage/create-storage.js';
 import { createApp } from './app.js';
+import { markArrivedWhileDraining } from './middleware/draining.js';
 import { BandwidthCounter } from './services/bandwidth-counter.js';
 import { DerivativeCache } from './services/derivative-cache.js';
 import { ImageCache } from './services/image-cache.js';
@@ -42,7 +43,14 @@ export class FrontDoor {
     await images.listen(subscriber);
     this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth: new BandwidthCounter(catalog, log) };
     const app = createApp(this.deps);
-    this.server = http.createServer(app);
+    this.server = http.createServer((req, res) => {
+      if (this.closing) {
+        // Shutting down: this connection ends with this response, and new work is refused.
+        res.setHeader('Connection', 'close');
+        markArrivedWhileDraining(req);
+      }
+      app(req, res);
+    });
     this.server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       // A taken port rejects start() (one fatal log line) instead of throwing an unhandled 'error'.

@@ -4,6 +4,7 @@
 // 5xx), the process exits 0, and after the jobs settle nothing is half-stored.
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -139,5 +140,36 @@ describe('fault 5: SIGTERM to the front door during in-flight uploads', function
     expect(publicIds.has('abandoned')).to.equal(false);
     const state = await assertConsistent(svc.deps.catalog, svc.deps.storage, user.userId);
     expect(state.images).to.equal(rows.length);
+  });
+
+  it('a request arriving after SIGTERM on a connection opened before it gets 503 + Retry-After, and the connection closes', async () => {
+    const user = await svc.createUser();
+    const fd = await startFrontDoor(svc.env);
+    frontDoor = fd.child;
+    const { head, tail, contentType } = multipart(await jpeg(400, 300), 'before-sigterm.jpg');
+    const socket = net.connect(Number(new URL(fd.baseUrl).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // Request 1 is in flight (headers and half its body sent) when the signal comes.
+    socket.write(`POST /upload HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.key}\r\nContent-Type: ${contentType}\r\nContent-Length: ${head.length + tail.length}\r\n\r\n`);
+    socket.write(head);
+    await sleep(300);
+    const exit = new Promise<number | null>((resolve) => fd.child.once('exit', (code) => resolve(code)));
+    fd.child.kill('SIGTERM');
+    await sleep(200);
+    // Its body's end and request 2 (set B) follow on the same keep-alive connection.
+    socket.write(tail);
+    socket.write(`GET /cdn/usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.key}\r\n\r\n`);
+    await closed;
+    expect(await exit).to.equal(0);
+    frontDoor = null;
+    const responses = received.split(/(?=HTTP\/1\.1 )/);
+    expect(responses, received).to.have.length(2);
+    expect(responses[0]).to.match(/^HTTP\/1\.1 200/);
+    expect(responses[1]).to.match(/^HTTP\/1\.1 503/);
+    expect(responses[1]).to.match(/\r\nRetry-After: 1\r\n/i);
+    expect(responses[1]).to.match(/\r\nConnection: close\r\n/i);
+    expect(JSON.parse(responses[1].slice(responses[1].indexOf('\r\n\r\n') + 4)).detail).to.match(/shutting down/);
   });
 });

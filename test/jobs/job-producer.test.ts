@@ -23,6 +23,15 @@ function transformData(overrides: Partial<TransformJobData> = {}): TransformJobD
   };
 }
 
+/** The completed job matching `match`: callers get the result as the processor returns, and the
+ * job is marked completed a moment later, so look for up to 5 s. */
+async function completedJob<T extends { data: { userId: string } }>(list: () => Promise<T[]>, match: (job: T) => boolean): Promise<T> {
+  for (const deadline = Date.now() + 5000; ; await new Promise((r) => setTimeout(r, 20))) {
+    const job = (await list()).find(match);
+    if (job || Date.now() > deadline) return job as T;
+  }
+}
+
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
@@ -51,8 +60,8 @@ describe('job producer: front door → queue → worker process → caller', () 
 
     const up = await upload(svc.baseUrl, { key: user.key, bytes: await jpeg(640, 480), filename: 'worker-proof.jpg' });
     expect(up.status, JSON.stringify(up.body)).to.equal(200);
-    const uploads = await svc.deps.jobs.queues[QUEUE_NAMES.uploadFinalize].getCompleted();
-    const upJob = uploads.find((j) => j.data.userId === user.userId);
+    const uploadQueue = svc.deps.jobs.queues[QUEUE_NAMES.uploadFinalize];
+    const upJob = await completedJob(() => uploadQueue.getCompleted(), (j) => j.data.userId === user.userId);
     expect(upJob, 'completed upload-finalize job').to.not.equal(undefined);
     expect(upJob!.processedBy).to.equal(workerName);
     expect(upJob!.processedBy).not.to.include(`:${process.pid}`);
@@ -66,8 +75,8 @@ describe('job producer: front door → queue → worker process → caller', () 
 
     const tr = await request(svc.url(`/transform?src=${encodeURIComponent(up.body.public_url)}&w=200&f=webp`), { key: user.key });
     expect(tr.status, JSON.stringify(tr.body)).to.equal(200);
-    const transforms = await svc.deps.jobs.queues[QUEUE_NAMES.transform].getCompleted();
-    const trJob = transforms.find((j) => j.data.userId === user.userId);
+    const transformQueue = svc.deps.jobs.queues[QUEUE_NAMES.transform];
+    const trJob = await completedJob(() => transformQueue.getCompleted(), (j) => j.data.userId === user.userId);
     expect(trJob!.processedBy).to.equal(workerName);
     expect(trJob!.returnvalue.width).to.equal(200);
     expect(tr.body.public_url).to.equal(svc.deps.storage.publicUrl(trJob!.returnvalue.key));
@@ -119,6 +128,33 @@ describe('job producer: front door → queue → worker process → caller', () 
     const failed = (await svc.deps.jobs.queues[QUEUE_NAMES.transform].getFailed()).filter((j) => j.data.userId === user.userId);
     expect(failed).to.have.length(1);
     expect(failed[0].attemptsMade).to.equal(1);
+  });
+
+  it('a caller joining a job that finished before it listened gets the outcome at once (no 2 s re-check)', async function () {
+    this.timeout(30_000);
+    const sourceKey = 'nobody/images/join.jpg';
+    await svc.deps.storage.put(sourceKey, await jpeg(32, 24), { contentType: 'image/jpeg' });
+    const data = transformData({ sourceKey, derivativeKey: `${sourceKey}&v=v1&w=10.webp` });
+    const jobId = `join-${Date.now()}`;
+    const first = await svc.deps.jobs.run(QUEUE_NAMES.transform, data, { jobId });
+    expect(first.width).to.equal(10);
+    // Its outcome message is long gone: the second caller's add joins the completed job.
+    await new Promise((r) => setTimeout(r, 100));
+    let started = performance.now();
+    const joined = await svc.deps.jobs.run(QUEUE_NAMES.transform, data, { jobId });
+    expect(joined).to.deep.equal(first);
+    expect(performance.now() - started).to.be.below(1000);
+    const job = await svc.deps.jobs.queues[QUEUE_NAMES.transform].getJob(jobId);
+    expect(job!.attemptsMade).to.equal(1); // joined, not run again
+
+    // A job that failed for good: the joining caller gets its failure as fast (here the id names a
+    // failed job of another caller's run, finished before this one: run() clears it and runs again).
+    const missing = transformData({ sourceKey: 'nobody/images/absent.jpg', derivativeKey: 'nobody/images/absent.jpg&v=v1&w=10.webp' });
+    const failedId = `join-missing-${Date.now()}`;
+    expect(((await rejection(svc.deps.jobs.run(QUEUE_NAMES.transform, missing, { jobId: failedId }))) as ServiceError).kind).to.equal('not_found');
+    started = performance.now();
+    expect(((await rejection(svc.deps.jobs.run(QUEUE_NAMES.transform, missing, { jobId: failedId }))) as ServiceError).kind).to.equal('not_found');
+    expect(performance.now() - started).to.be.below(1000);
   });
 
   it('retries an unexpected failure with backoff, then tells the caller which job failed', async function () {

@@ -84,7 +84,10 @@ describe('worker shutdown (SIGTERM)', () => {
     const fresh = svc.startWorker();
     const lateRes = await late;
     expect(lateRes.status, JSON.stringify(lateRes.body)).to.equal(200);
-    const lateJob = (await queue.getCompleted()).find((j) => j.data.userId === user.userId && j.data.plan.width === 100);
-    expect(lateJob!.processedBy).to.equal(`${os.hostname()}:${fresh.pid}`);
+    // The caller's answer is announced as the processor returns; the job is marked completed a
+    // moment later.
+    const lateJob = async () => (await queue.getCompleted()).find((j) => j.data.userId === user.userId && j.data.plan.width === 100);
+    await until('the late job to be completed', async () => (await lateJob()) !== undefined, 5_000);
+    expect((await lateJob())!.processedBy).to.equal(`${os.hostname()}:${fresh.pid}`);
   });
 });

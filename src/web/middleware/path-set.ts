@@ -1,10 +1,14 @@
 // Which error shape a route answers with: set A {type,msg,status_code} or set B {detail}.
 import type { NextFunction, Request, Response } from 'express';
+import { unavailable } from '../../errors.js';
 import type { PathSet } from '../../imaging/params.js';
+import { arrivedWhileDraining } from './draining.js';
 
 export function pathSet(set: PathSet) {
-  return (_req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => {
     res.locals.pathSet = set;
+    // Every API route passes here, so this is where a request arriving during shutdown is refused.
+    if (arrivedWhileDraining(req)) return next(unavailable('This server is shutting down; retry the request', 1));
     next();
   };
 }
