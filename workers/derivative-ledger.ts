@@ -4,8 +4,8 @@
 // number of round trips per batch instead of four per job). Measured in scripts/bench: the four
 // per-job catalog round trips were ~5 ms of every miss's latency and ~15 % of its CPU.
 //
-// What a batch costs in durability: a worker killed with SIGKILL loses at most LINGER_MS of
-// records. Their derivatives stay in storage and are served (storage is what answers requests,
+// What a batch costs in durability: a worker killed with SIGKILL loses at most `lingerMs` (250 ms)
+// of records. Their derivatives stay in storage and are served (storage is what answers requests,
 // and purges list storage, not the catalog); only their counts are missing.
 import type { Logger } from 'pino';
 import type { Catalog } from '../src/catalog/catalog.js';

@@ -95,9 +95,9 @@ export class WorkerProcess {
         stalledInterval: config.stalledIntervalMs,
         maxStalledCount: 2,
       });
-      worker.on('failed', (job, err) => this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
-      // Only final failures: a failure that will be retried has no outcome yet (finishedOn unset).
       worker.on('failed', (job, err) => {
+        this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
+        // Only final failures: a failure that will be retried has no outcome yet (finishedOn unset).
         if (job?.id && job.finishedOn) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));

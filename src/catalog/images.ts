@@ -164,8 +164,8 @@ export interface DerivativeRecord {
  * changed after the render (replaced or deleted: checked after storing, so a replacement's purge
  * cannot miss it) is not recorded and its bytes are deleted. Only the upsert that created a
  * record counts it, so a re-run of the same batch counts no stored derivative twice.
+ * Returns the keys of those stale derivatives.
  */
-/** Returns the keys of the stale derivatives (original replaced or deleted), whose bytes it deleted. */
 export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<string[]> {
   if (records.length === 0) return [];
   // An id that is not an ObjectId names no image: such a record is stale, never a failed batch.

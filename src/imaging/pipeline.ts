@@ -22,7 +22,7 @@ export interface RenderedImage {
  * Whether the source is 8-bit sRGB already: untagged (browsers read it as sRGB) or tagged with an
  * sRGB profile. Such a source needs no per-pixel colour transform (header read only).
  */
-export async function isSrgbSource(input: Buffer): Promise<boolean> {
+async function isSrgbSource(input: Buffer): Promise<boolean> {
   // A JPEG's header says it without libvips: 3 components of 8 bits are sRGB to libvips.
   const jpeg = readJpegHeader(input);
   if (jpeg) return jpeg.precision === 8 && jpeg.components === 3 && (jpeg.icc === undefined || hasSrgbPrimaries(jpeg.icc));
