@@ -6,7 +6,7 @@ import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
 import type { DerivativeDoc } from './models/derivative.model.js';
 import type { ImageDoc } from './models/image.model.js';
-import { addMonthlyUsage, addStorageUsage } from './usage.js';
+import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
 
 export function baseImageKey(userId: string, publicId: string, extension: string): string {
   return `${userId}/images/${publicId}.${extension}`;
@@ -53,18 +53,29 @@ export interface RecordUploadInput {
 export interface RecordUploadOutcome {
   image: ImageDoc;
   previous: ImageDoc | null;
+  /** The usage delta is applied and the upload's hold released (false: release it yourself). */
+  settled: boolean;
+}
+
+export interface RecordUploadOptions {
+  /** The image as the caller just read it by (userId, publicId), saving a read (null: none). */
+  existing?: ImageDoc | null;
+  /** Storage this upload holds (holdStorage), released together with its usage delta. */
+  heldBytes?: number;
 }
 
 /**
  * Upserts the image by (userId, publicId). The usage delta is written onto the image document in
  * the same update (`pendingUsage`) and applied with an op id, so a crash between the two steps is
- * finished by the retry and never counted twice.
+ * finished by the retry and never counted twice. Writes are conditional on what was read, so a
+ * stale `existing` only costs a re-read.
  */
-export async function recordUpload(catalog: Catalog, input: RecordUploadInput): Promise<RecordUploadOutcome> {
-  const existing = await catalog.images.findOne({ userId: input.userId, publicId: input.publicId }).lean();
+export async function recordUpload(catalog: Catalog, input: RecordUploadInput, options: RecordUploadOptions = {}): Promise<RecordUploadOutcome> {
+  const existing = options.existing !== undefined ? options.existing : await catalog.images.findOne({ userId: input.userId, publicId: input.publicId }).lean();
+  const retry = () => recordUpload(catalog, input, { heldBytes: options.heldBytes });
   if (existing && existing.uploadId === input.uploadId) {
     await applyPendingUsage(catalog, existing._id);
-    return { image: existing, previous: null };
+    return { image: existing, previous: null, settled: false };
   }
   const pendingUsage = {
     opId: `upload:${input.uploadId}`,
@@ -90,18 +101,21 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput): 
     image = await catalog.images
       .findOneAndUpdate({ _id: existing._id, uploadId: existing.uploadId }, { $set: set }, { new: true })
       .lean();
-    if (!image) return recordUpload(catalog, input);
+    if (!image) return retry();
   } else {
     try {
       const created = await catalog.images.create({ _id: newImageId(), userId: input.userId, publicId: input.publicId, ...set });
       image = created.toObject();
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return recordUpload(catalog, input);
+      if ((err as { code?: number }).code === 11000) return retry();
       throw err;
     }
   }
-  await applyPendingUsage(catalog, image._id);
-  return { image, previous: existing };
+  const { opId, ...delta } = pendingUsage;
+  const settled = await settleUpload(catalog, input.userId, input.uploadId, opId, delta, options.heldBytes ?? 0);
+  if (settled) await clearPendingUsage(catalog, image._id, opId);
+  else await applyPendingUsage(catalog, image._id);
+  return { image, previous: existing, settled };
 }
 
 async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Promise<void> {
@@ -109,7 +123,11 @@ async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Pro
   const pending = doc?.pendingUsage;
   if (!doc || !pending) return;
   await addStorageUsage(catalog, doc.userId, { storageBytes: pending.storageBytes, imageCount: pending.imageCount }, pending.opId);
-  await catalog.images.updateOne({ _id: imageId, 'pendingUsage.opId': pending.opId }, { $unset: { pendingUsage: 1 } });
+  await clearPendingUsage(catalog, imageId, pending.opId);
+}
+
+async function clearPendingUsage(catalog: Catalog, imageId: Types.ObjectId, opId: string): Promise<void> {
+  await catalog.images.updateOne({ _id: imageId, 'pendingUsage.opId': opId }, { $unset: { pendingUsage: 1 } });
 }
 
 /** Removes every derivative of a stored original from storage and catalog. Returns how many. */

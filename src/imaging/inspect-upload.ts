@@ -1,8 +1,11 @@
 // Deep check of an uploaded original (worker side): real format from the bytes, pixel-bomb
-// guard from the header before decoding, then a full decode to catch truncated/corrupt files.
+// guard from the header before decoding, then a check for truncated/corrupt files: JPEGs by walking
+// their structure to the end-of-image marker (jpeg-structure.ts), everything else (and any JPEG the
+// walk cannot vouch for) by decoding it.
 import crypto from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
 import { ServiceError } from '../errors.js';
+import { jpegCompleteness } from './jpeg-structure.js';
 import { FORMAT_EXTENSION, FORMAT_MIME, type OutputFormat } from './params.js';
 
 export interface InspectedUpload {
@@ -37,13 +40,11 @@ export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Prom
   if ((meta.pages ?? 1) > 1 && format !== 'avif') {
     throw new ServiceError('unsupported_type', 'Animated images are not supported');
   }
-  try {
-    // Decoding a small version still reads every byte of the stream, so truncation shows.
-    await sharp(bytes, { failOn: 'warning', limitInputPixels: maxInputPixels }).resize(32, 32, { fit: 'inside' }).raw().toBuffer();
-  } catch (err) {
-    const reason = err instanceof Error ? err.message.split('\n')[0] : 'decode failed';
-    throw new ServiceError('unsupported_type', `The image is corrupt or truncated (${reason})`);
+  const completeness = format === 'jpeg' ? jpegCompleteness(bytes) : 'unsure';
+  if (completeness === 'truncated') {
+    throw new ServiceError('unsupported_type', 'The image is corrupt or truncated (the JPEG data ends before its end-of-image marker)');
   }
+  if (completeness === 'unsure') await decodeCheck(bytes, maxInputPixels);
   return {
     format,
     extension: FORMAT_EXTENSION[format],
@@ -53,4 +54,14 @@ export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Prom
     checksum: crypto.createHash('sha256').update(bytes).digest('hex'),
     hasAlpha: meta.hasAlpha ?? false,
   };
+}
+
+async function decodeCheck(bytes: Buffer, maxInputPixels: number): Promise<void> {
+  try {
+    // Decoding a small version still reads every byte of the stream, so truncation shows.
+    await sharp(bytes, { failOn: 'warning', limitInputPixels: maxInputPixels }).resize(32, 32, { fit: 'inside' }).raw().toBuffer();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : 'decode failed';
+    throw new ServiceError('unsupported_type', `The image is corrupt or truncated (${reason})`);
+  }
 }

@@ -13,7 +13,7 @@ export interface JpegHeader {
 const ICC_SIGNATURE = 'ICC_PROFILE\0';
 
 /** Start-of-frame markers (C0-CF except DHT C4, JPG C8 and DAC CC). */
-function isStartOfFrame(marker: number): boolean {
+export function isStartOfFrame(marker: number): boolean {
   return marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 }
 

@@ -23,6 +23,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
     try {
       const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels));
       const existing = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId }).lean();
+      let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
         // Held atomically against the quota until the upload's own usage delta is applied below.
         const growth = bytes.length - (existing?.bytes ?? 0);
@@ -30,10 +31,11 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
           const usage = await readUsage(catalog, data.userId);
           throw new ServiceError('forbidden', `Storage quota exceeded: ${usage.storageBytes + growth} bytes would exceed the plan's ${data.storageQuotaBytes} bytes`);
         }
+        heldBytes = Math.max(growth, 0);
       }
       const storageKey = baseImageKey(data.userId, data.publicId, info.extension);
       await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: { uploadId: data.uploadId, checksum: info.checksum } });
-      const { image, previous } = await recordUpload(catalog, {
+      const { image, previous, settled } = await recordUpload(catalog, {
         uploadId: data.uploadId,
         userId: data.userId,
         publicId: data.publicId,
@@ -45,8 +47,9 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         bytes: bytes.length,
         checksum: info.checksum,
         storageKey,
-      });
-      await releaseStorageHold(catalog, data.userId, data.uploadId);
+      }, { existing, heldBytes });
+      // Settled: the hold went with the usage delta. Otherwise (a re-run) a hold may be left.
+      if (!settled) await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {
         await ctx.announceImageChange({ imageId: String(image._id), userId: image.userId, publicId: image.publicId });
         // Replaced: old derivatives must never be served again, and a different extension leaves an old object.
