@@ -6,7 +6,6 @@
 // front door's and the worker's time per cache miss. Direct calls block the event loop for the
 // length of one system call on a local disk; bodies above DIRECT_MAX_BYTES (and streams, which
 // the driver writes itself) stay on the thread pool.
-import { createHash } from 'node:crypto';
 import fs, { constants as fsConstants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -17,7 +16,6 @@ const readFd = promisify(fs.readFile) as (fd: number) => Promise<Buffer>;
 
 export interface WrittenFile {
   size: number;
-  md5: string;
   inode: bigint;
   modifiedAt: Date;
 }
@@ -32,16 +30,14 @@ export interface LocalFileIo {
   remove(file: string): Promise<void>;
   /** The whole file, opened without following a link in its last component; null when not a regular file. */
   readRegularFile(file: string): Promise<Buffer | null>;
-  /** Creates `file` (never overwrites) with `bytes`; described (md5, inode, mtime) when asked. */
+  /** Creates `file` (never overwrites) with `bytes`; described (size, inode, mtime) when asked. */
   writeNew(file: string, bytes: Buffer, sync: boolean, describe: boolean): Promise<WrittenFile | undefined>;
 }
 
 /** What the sidecar and etag need of a file just written. */
-export function describeWritten(size: number, md5: string, info: BigIntStats): WrittenFile {
-  return { size, md5, inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
+export function describeWritten(size: number, info: BigIntStats): WrittenFile {
+  return { size, inode: info.ino, modifiedAt: new Date(Number(info.mtimeMs)) };
 }
-
-const md5Hex = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
 
 const READ_NOFOLLOW = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0);
 
@@ -70,7 +66,7 @@ export const threadPoolIo: LocalFileIo = {
       while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten;
       if (sync) await handle.sync();
       if (!describe) return undefined;
-      return describeWritten(bytes.length, md5Hex(bytes), await handle.stat({ bigint: true }));
+      return describeWritten(bytes.length, await handle.stat({ bigint: true }));
     } finally {
       await handle.close();
     }
@@ -112,7 +108,7 @@ export const directIo: LocalFileIo = {
       let offset = 0;
       while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
       if (!describe) return undefined;
-      return describeWritten(bytes.length, md5Hex(bytes), fs.fstatSync(fd, { bigint: true }));
+      return describeWritten(bytes.length, fs.fstatSync(fd, { bigint: true }));
     } finally {
       fs.closeSync(fd);
     }

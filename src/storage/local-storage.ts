@@ -68,8 +68,16 @@ interface Sidecar {
   contentType: string;
   metadata: Record<string, string>;
   cacheControl?: string;
-  md5: string;
+  /** Content etag: the first 128 bits of the bytes' SHA-256, hex (sidecars written before: MD5). */
+  etag: string;
   size: number;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** The etag of stored bytes, from their SHA-256 (hex): SHA-256 runs ~2x faster than MD5 here (SHA extensions). */
+function contentEtag(sha256Hex: string): string {
+  return sha256Hex.slice(0, 32);
 }
 
 export class LocalStorage implements Storage {
@@ -99,21 +107,25 @@ export class LocalStorage implements Storage {
     let placedData = false;
     try {
       const sync = this.fsync && options.durable !== false;
-      const written = await this.writeNewFile(tempData, body, sync, true).catch(async (err: unknown) => {
+      if (options.sha256 !== undefined && !(Buffer.isBuffer(body) && SHA256_HEX.test(options.sha256))) {
+        throw new TypeError('put: sha256 must be the hex SHA-256 of a Buffer body');
+      }
+      const hashed = await this.writeNewFile(tempData, body, sync, options.sha256).catch(async (err: unknown) => {
         // The temp folder is made at start; made again if it was removed since.
         if (!isFsError(err, 'ENOENT')) throw err;
         await this.io.mkdirp(tempDir);
-        return this.writeNewFile(tempData, body, sync, true);
+        return this.writeNewFile(tempData, body, sync, options.sha256);
       });
+      const written = hashed.file;
       const sidecar: Sidecar = {
         contentType: options.contentType ?? DEFAULT_CONTENT_TYPE,
         metadata: { ...(options.metadata ?? {}) },
         cacheControl: options.cacheControl,
-        md5: written.md5,
+        etag: contentEtag(hashed.sha256),
         size: written.size,
       };
       placedSidecar = this.sidecarPath(key, written.inode);
-      const sidecarPlaced = this.writeNewFile(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
+      const sidecarPlaced = this.io.writeNew(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
         this.moveIntoPlace(key, tempSidecar, placedSidecar!),
       );
       const [replaced] = await Promise.all([this.io.lstat(target).catch(() => undefined), sidecarPlaced]);
@@ -128,7 +140,7 @@ export class LocalStorage implements Storage {
         key,
         size: written.size,
         contentType: sidecar.contentType,
-        etag: written.md5,
+        etag: sidecar.etag,
         updatedAt: written.modifiedAt,
         metadata: sidecar.metadata,
         ...(sidecar.cacheControl !== undefined ? { cacheControl: sidecar.cacheControl } : {}),
@@ -231,7 +243,7 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.writeNewFile(probe, Buffer.from('ok'), this.fsync, false);
+      await this.io.writeNew(probe, Buffer.from('ok'), this.fsync, false);
       await rm(probe, { force: true });
     } catch (err) {
       throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
@@ -326,7 +338,7 @@ export class LocalStorage implements Storage {
       size,
       contentType: sidecar?.contentType ?? DEFAULT_CONTENT_TYPE,
       // Without a matching sidecar (file copied in by hand) the etag still changes with the bytes' version.
-      etag: trusted ? sidecar.md5 : createHash('sha1').update(`${info.ino}:${info.size}:${info.mtimeNs}`).digest('hex'),
+      etag: trusted ? sidecar.etag : createHash('sha1').update(`${info.ino}:${info.size}:${info.mtimeNs}`).digest('hex'),
       updatedAt: new Date(Number(info.mtimeMs)),
       metadata: sidecar?.metadata ?? {},
       ...(sidecar?.cacheControl !== undefined ? { cacheControl: sidecar.cacheControl } : {}),
@@ -336,12 +348,13 @@ export class LocalStorage implements Storage {
   private async readSidecar(key: string, inode: bigint): Promise<Sidecar | undefined> {
     try {
       const parsed = JSON.parse(await this.io.readText(this.sidecarPath(key, inode))) as Partial<Sidecar>;
-      if (typeof parsed.md5 !== 'string' || typeof parsed.size !== 'number') return undefined;
+      const etag = parsed.etag ?? (parsed as { md5?: unknown }).md5;
+      if (typeof etag !== 'string' || typeof parsed.size !== 'number') return undefined;
       return {
         contentType: typeof parsed.contentType === 'string' ? parsed.contentType : DEFAULT_CONTENT_TYPE,
         metadata: parsed.metadata && typeof parsed.metadata === 'object' ? parsed.metadata : {},
         cacheControl: typeof parsed.cacheControl === 'string' ? parsed.cacheControl : undefined,
-        md5: parsed.md5,
+        etag,
         size: parsed.size,
       };
     } catch {
@@ -357,19 +370,23 @@ export class LocalStorage implements Storage {
     return path.join(this.root, META_DIR, ...segments, `${safeBase}@${inode}.json`);
   }
 
-  /** Writes a new file (never an existing one) and returns what the sidecar and etag need. */
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: true): Promise<WrittenFile>;
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: false): Promise<void>;
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, describe: boolean): Promise<WrittenFile | void> {
-    if (Buffer.isBuffer(body)) return this.io.writeNew(file, body, sync, describe);
+  /**
+   * Writes a new file (never an existing one); returns what the sidecar needs and the bytes'
+   * SHA-256 (`knownSha256` when the caller has it, or hashed here).
+   */
+  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, knownSha256?: string): Promise<{ file: WrittenFile; sha256: string }> {
+    if (Buffer.isBuffer(body)) {
+      const sha256 = knownSha256 ?? createHash('sha256').update(body).digest('hex');
+      return { file: (await this.io.writeNew(file, body, sync, true))!, sha256 };
+    }
     const handle = await open(file, 'wx', 0o644);
     try {
-      const md5 = describe ? createHash('md5') : null;
+      const hash = createHash('sha256');
       let size = 0;
       // Chunk by chunk: a large upload never sits in memory as a whole.
       for await (const chunk of body as AsyncIterable<unknown>) {
         const bytes = toBuffer(chunk);
-        md5?.update(bytes);
+        hash.update(bytes);
         size += bytes.length;
         let offset = 0;
         while (offset < bytes.length) {
@@ -378,8 +395,7 @@ export class LocalStorage implements Storage {
         }
       }
       if (sync) await handle.sync();
-      if (!md5) return;
-      return describeWritten(size, md5.digest('hex'), await handle.stat({ bigint: true }));
+      return { file: describeWritten(size, await handle.stat({ bigint: true })), sha256: hash.digest('hex') };
     } finally {
       await handle.close();
     }

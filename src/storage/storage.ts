@@ -23,6 +23,11 @@ export interface PutOptions {
    * disk before it becomes visible; a power cut may then lose it (it is rendered again on demand).
    */
   durable?: boolean;
+  /**
+   * SHA-256 (hex) of a Buffer body, when the caller computed it anyway: the local driver takes
+   * its etag from it instead of hashing the bytes again. (GCS computes its own.)
+   */
+  sha256?: string;
 }
 
 /** Inclusive byte range, as in HTTP `Range: bytes=start-end`. */

@@ -50,6 +50,10 @@ function patternBytes(length: number, seed = 1): Buffer {
   return bytes;
 }
 
+function sha256Hex(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
 function md5Hex(data: Uint8Array): string {
   return createHash('md5').update(data).digest('hex');
 }
@@ -343,6 +347,31 @@ describe('LocalStorage', () => {
       await dispose();
     });
 
+    it("etag: the bytes' SHA-256 (first 128 bits), streamed or not; a caller's own SHA-256 is taken as is", async () => {
+      const bytes = patternBytes(300_000, 7);
+      const expected = sha256Hex(bytes).slice(0, 32);
+      expect((await storage.put('e/buffer.bin', bytes)).etag).to.equal(expected);
+      expect((await storage.put('e/stream.bin', Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]))).etag).to.equal(expected);
+      expect((await storage.stat('e/stream.bin'))!.etag).to.equal(expected);
+      // Given a digest, the driver does not hash again: a (deliberately different) digest shows through.
+      const given = sha256Hex(Buffer.from('something else'));
+      expect((await storage.put('e/given.bin', bytes, { sha256: given })).etag).to.equal(given.slice(0, 32));
+      expect((await storage.stat('e/given.bin'))!.etag).to.equal(given.slice(0, 32));
+      expect(await rejectionOf(storage.put('e/bad.bin', bytes, { sha256: 'not-a-digest' }))).to.be.instanceOf(TypeError);
+      expect(await rejectionOf(storage.put('e/stream2.bin', Readable.from([bytes]), { sha256: given }))).to.be.instanceOf(TypeError);
+    });
+
+    it('reads sidecars written before etags came from SHA-256 (field "md5")', async () => {
+      await storage.put('old/x.bin', Buffer.from('old bytes'), { contentType: 'image/x-old' });
+      const metaDir = path.join(rootDir, '.meta', 'old');
+      const [sidecarName] = await readdir(metaDir);
+      const sidecar = JSON.parse(await readFile(path.join(metaDir, sidecarName), 'utf8')) as Record<string, unknown>;
+      const legacy: Record<string, unknown> = { ...sidecar, md5: md5Hex(Buffer.from('old bytes')) };
+      delete legacy.etag;
+      await writeFile(path.join(metaDir, sidecarName), JSON.stringify(legacy));
+      expect(await storage.stat('old/x.bin')).to.include({ etag: md5Hex(Buffer.from('old bytes')), contentType: 'image/x-old' });
+    });
+
     it('stores object a/b.jpg as the plain file <root>/a/b.jpg', async () => {
       await storage.put('a/b.jpg', Buffer.from('jpeg bytes'));
       expect((await readFile(path.join(rootDir, 'a', 'b.jpg'))).toString()).to.equal('jpeg bytes');
@@ -439,7 +468,7 @@ describe('LocalStorage', () => {
       expect(final.every((byte) => byte === winner), 'no torn write').to.equal(true);
       expect(winner).to.be.within(1, writers);
       const info = await storage.stat('race/target.bin');
-      expect(info).to.include({ size, contentType: `image/x-writer-${winner}`, etag: md5Hex(final) });
+      expect(info).to.include({ size, contentType: `image/x-writer-${winner}`, etag: sha256Hex(final).slice(0, 32) });
       expect(info!.metadata).to.deep.equal({ writer: String(winner) });
       // Readers saw whole versions only.
       expect(observed.length).to.be.greaterThan(0);

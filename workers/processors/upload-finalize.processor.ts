@@ -34,7 +34,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         heldBytes = Math.max(growth, 0);
       }
       const storageKey = baseImageKey(data.userId, data.publicId, info.extension);
-      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: { uploadId: data.uploadId, checksum: info.checksum } });
+      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: { uploadId: data.uploadId, checksum: info.checksum }, sha256: info.checksum });
       const { image, previous, settled } = await recordUpload(catalog, {
         uploadId: data.uploadId,
         userId: data.userId,

@@ -127,7 +127,7 @@ export function passportFromUrlController(deps: WebDeps) {
     const bytes = await fetchSource(deps, params.src);
     await sniffImageType(bytes);
     const stagingKey = `_staging/${randomUUID()}`;
-    await deps.storage.put(stagingKey, bytes, { contentType: 'application/octet-stream' });
+    await deps.storage.put(stagingKey, bytes, { contentType: 'application/octet-stream', durable: false });
     await runPassport(deps, req, res, stagingKey, params);
   };
 }
@@ -135,7 +135,8 @@ export function passportFromUrlController(deps: WebDeps) {
 export function passportUploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     assertDemoAllowed(deps, req);
-    const received = await receiveUpload(req, deps.storage, deps.config.maxUploadBytes);
+    // Answered only after the job (no async mode): the staged photo need not reach the disk.
+    const received = await receiveUpload(req, deps.storage, { maxBytes: deps.config.maxUploadBytes, durable: false });
     const checked = uploadFields.check({ ...received.fields }, 'body');
     if (!checked.ok) {
       await deps.storage.delete(received.stagingKey).catch(() => undefined);

@@ -42,7 +42,20 @@ function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${Math.round(n / 1024)} kB`;
 }
 
-export async function receiveUpload(req: Request, storage: Storage, maxBytes: number): Promise<ReceivedUpload> {
+export interface ReceiveOptions {
+  maxBytes: number;
+  /**
+   * Flush the staged bytes to disk before answering. Needed when the answer is "accepted" (202)
+   * before the worker has stored the original; a synchronous upload is answered only after the
+   * worker's durable write, so a power cut before that loses nothing anyone was told was kept,
+   * and a staged file deleted within milliseconds need never reach the disk.
+   */
+  durable: boolean;
+}
+
+export async function receiveUpload(req: Request, storage: Storage, options: ReceiveOptions): Promise<ReceivedUpload> {
+  const { maxBytes } = options;
+  const putOptions = { contentType: 'application/octet-stream', durable: options.durable };
   const type = req.headers['content-type'] ?? '';
   if (!type.toLowerCase().startsWith('multipart/form-data')) {
     throw new ServiceError('bad_request', 'No file provided: send multipart/form-data with a "file" field');
@@ -97,7 +110,7 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
         // Storage may not be reading yet when a refusal destroys `out`; its put() reports the
         // error itself, so an 'error' event here must not become an uncaught exception.
         out.on('error', () => undefined);
-        put = storage.put(stagingKey, out, { contentType: 'application/octet-stream' });
+        put = storage.put(stagingKey, out, putOptions);
         put.catch(() => undefined);
         out.write(Buffer.concat(held));
         held = [];
@@ -135,7 +148,7 @@ export async function receiveUpload(req: Request, storage: Storage, maxBytes: nu
             body.end();
             await put;
           } else {
-            await storage.put(stagingKey, Buffer.concat(held), { contentType: 'application/octet-stream' });
+            await storage.put(stagingKey, Buffer.concat(held), putOptions);
           }
           storageFailed = false;
         } catch (err) {

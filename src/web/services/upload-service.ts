@@ -25,7 +25,8 @@ export function maxUploadBytesFor(deps: WebDeps, user: AuthenticatedUser): numbe
 /** Receives the upload and answers: the result (200), or 202 with a job status URL when async. */
 export async function handleUpload(deps: WebDeps, req: Request, res: Response, user: AuthenticatedUser, options: UploadOptions): Promise<void> {
   const explicitId = options.publicId !== undefined ? validatePublicId(options.publicId) : undefined;
-  const received = await receiveUpload(req, deps.storage, maxUploadBytesFor(deps, user));
+  const async = wantsAsync(req);
+  const received = await receiveUpload(req, deps.storage, { maxBytes: maxUploadBytesFor(deps, user), durable: async });
   let data: UploadFinalizeJobData;
   try {
     const publicId = explicitId ?? (received.fields.public_id ? validatePublicId(received.fields.public_id) : publicIdFromFilename(received.filename));
@@ -50,7 +51,7 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
   const jobId = `up-${received.uploadId}`;
   const runOptions = { jobId, priority: priorityOf(req) };
   try {
-    if (wantsAsync(req)) {
+    if (async) {
       await deps.jobs.enqueue(QUEUE_NAMES.uploadFinalize, data, runOptions);
       res.status(202).setHeader('Location', `${deps.config.baseUrl}/jobs/${jobId}`);
       res.json({ job_id: jobId, state: 'queued', status_url: `${deps.config.baseUrl}/jobs/${jobId}` });
