@@ -2,7 +2,7 @@
 // is enough) and a secret used to sign transform URLs (HMAC), which the server must read.
 import crypto from 'node:crypto';
 import type { Catalog } from './catalog.js';
-import { planById } from './plans.js';
+import { PLANS, planById } from './plans.js';
 
 export interface Credential {
   userId: string;
@@ -54,9 +54,12 @@ export async function createCredential(catalog: Catalog, userId: string, plan?: 
   return { userId, key, secret, plan: user?.plan ?? 'free', keyId: String(doc._id) };
 }
 
-/** Makes a known key/secret pair exist (API_KEYS_SEED); repeated calls change nothing. */
-export async function seedCredential(catalog: Catalog, userId: string, key: string, secret: string): Promise<void> {
-  await ensureUser(catalog, userId);
+/**
+ * Makes a known key/secret pair exist (API_KEYS_SEED); repeated calls change nothing. With a
+ * plan, the user is put on it (without one, a new user starts on free and an existing one keeps its plan).
+ */
+export async function seedCredential(catalog: Catalog, userId: string, key: string, secret: string, plan?: string): Promise<void> {
+  await ensureUser(catalog, userId, plan);
   await catalog.apiKeys.updateOne(
     { keyHash: hashKey(key) },
     { $setOnInsert: { keyPrefix: key.slice(0, 10), userId, secret, revokedAt: null, createdAt: new Date() } },
@@ -64,18 +67,21 @@ export async function seedCredential(catalog: Catalog, userId: string, key: stri
   );
 }
 
-/** Parses `user:key:secret,user:key:secret`. */
-export function parseKeySeed(seed: string): { userId: string; key: string; secret: string }[] {
+/** Parses `user:key:secret[:plan],…`. */
+export function parseKeySeed(seed: string): { userId: string; key: string; secret: string; plan?: string }[] {
   return seed
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
     .map((triple) => {
-      const [userId, key, secret, ...rest] = triple.split(':');
+      const [userId, key, secret, plan, ...rest] = triple.split(':');
       if (!userId || !key || !secret || rest.length > 0 || !isValidUserId(userId) || key.length < 8 || secret.length < 8) {
-        throw new Error(`API_KEYS_SEED entry "${triple.slice(0, 20)}…" must be user:key:secret (key and secret at least 8 characters)`);
+        throw new Error(`API_KEYS_SEED entry "${triple.slice(0, 20)}…" must be user:key:secret[:plan] (key and secret at least 8 characters)`);
       }
-      return { userId, key, secret };
+      if (plan !== undefined && planById(plan).id !== plan) {
+        throw new Error(`API_KEYS_SEED entry "${triple.slice(0, 20)}…": unknown plan "${plan}" (${PLANS.map((p) => p.id).join(', ')})`);
+      }
+      return { userId, key, secret, ...(plan !== undefined ? { plan } : {}) };
     });
 }
 

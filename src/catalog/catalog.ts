@@ -1,6 +1,6 @@
 // The catalog: one mongoose connection and its models. Every write the service relies on is a
 // single-document atomic operation (no transactions, no TTL), so it runs on any MongoDB.
-import mongoose, { type Connection, type Model } from 'mongoose';
+import mongoose, { type Connection, type Model, type mongo } from 'mongoose';
 import { apiKeyModel, type ApiKeyDoc } from './models/api-key.model.js';
 import { derivativeModel, type DerivativeDoc } from './models/derivative.model.js';
 import { imageModel, type ImageDoc } from './models/image.model.js';
@@ -20,6 +20,13 @@ export class Catalog {
   readonly derivatives: Model<DerivativeDoc>;
   readonly projects: Model<ProjectDoc>;
   readonly usage: Model<UsageDoc>;
+  /**
+   * The driver's own collections, for the few hot-path writes built fully typed by hand:
+   * mongoose's casting and document building cost 0.2-0.45 ms of CPU per operation (measured on
+   * the 2-core bench machine), more than the round trip itself. No defaults, timestamps or
+   * validation are applied here, so every use sets what the schema would.
+   */
+  readonly driver: { images: mongo.Collection<ImageDoc>; usage: mongo.Collection<UsageDoc> };
 
   private constructor(readonly connection: Connection) {
     this.users = userModel(connection);
@@ -28,6 +35,12 @@ export class Catalog {
     this.derivatives = derivativeModel(connection);
     this.projects = projectModel(connection);
     this.usage = usageModel(connection);
+    const db = connection.db;
+    if (!db) throw new Error('catalog not connected');
+    this.driver = {
+      images: db.collection<ImageDoc>(this.images.collection.collectionName),
+      usage: db.collection<UsageDoc>(this.usage.collection.collectionName),
+    };
   }
 
   static async connect(url: string, options: CatalogOptions = {}): Promise<Catalog> {

@@ -104,8 +104,11 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
     if (!image) return retry();
   } else {
     try {
-      const created = await catalog.images.create({ _id: newImageId(), userId: input.userId, publicId: input.publicId, ...set });
-      image = created.toObject();
+      // Every schema field set here, timestamps included (the driver applies no defaults).
+      const now = new Date();
+      const created: ImageDoc = { _id: newImageId(now.getTime()), userId: input.userId, publicId: input.publicId, ...set, createdAt: now, updatedAt: now };
+      await catalog.driver.images.insertOne(created);
+      image = created;
     } catch (err) {
       if ((err as { code?: number }).code === 11000) return retry();
       throw err;
@@ -127,7 +130,8 @@ async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Pro
 }
 
 async function clearPendingUsage(catalog: Catalog, imageId: Types.ObjectId, opId: string): Promise<void> {
-  await catalog.images.updateOne({ _id: imageId, 'pendingUsage.opId': opId }, { $unset: { pendingUsage: 1 } });
+  // Bookkeeping, not a change of the image: updatedAt stays.
+  await catalog.driver.images.updateOne({ _id: imageId, 'pendingUsage.opId': opId }, { $unset: { pendingUsage: 1 } });
 }
 
 /** Removes every derivative of a stored original from storage and catalog. Returns how many. */

@@ -1,7 +1,10 @@
 // Usage counters. Each change is one atomic updateOne; `opId` makes a change idempotent: the
 // filter `ops: {$ne: opId}` and the `$push` of opId happen in the same document update.
 import type { Catalog } from './catalog.js';
+import type { mongo } from 'mongoose';
 import type { UsageDoc } from './models/usage.model.js';
+
+type Filter<T> = mongo.Filter<T>;
 
 const OPS_REMEMBERED = 500;
 
@@ -27,7 +30,7 @@ async function apply(catalog: Catalog, userId: string, period: string, delta: Us
   // the document and is the only round trip; when it matches nothing, the document is created if
   // missing and the update tried once more (the op may also simply have been applied already).
   const conditional = () =>
-    catalog.usage.updateOne({ _id: id, ops: { $ne: opId } }, { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } });
+    catalog.driver.usage.updateOne({ _id: id, ops: { $ne: opId } }, { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } });
   const first = await conditional();
   if (first.modifiedCount === 1) return true;
   await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period, ops: [] } }, { upsert: true });
@@ -56,8 +59,8 @@ export async function holdStorage(catalog: Catalog, userId: string, uploadId: st
   const field = `holds.${uploadId}`;
   // Usually the counters document exists and this is the only round trip.
   const hold = () =>
-    catalog.usage.updateOne(
-      { _id: id, [field]: { $exists: false }, storageBytes: { $lte: quotaBytes - bytes } },
+    catalog.driver.usage.updateOne(
+      { _id: id, [field]: { $exists: false }, storageBytes: { $lte: quotaBytes - bytes } } as Filter<UsageDoc>,
       { $inc: { storageBytes: bytes }, $set: { [field]: bytes } },
     );
   if ((await hold()).modifiedCount === 1) return true;
@@ -78,8 +81,8 @@ export async function settleUpload(catalog: Catalog, userId: string, uploadId: s
   const field = `holds.${uploadId}`;
   const inc: Record<string, number> = { ...delta };
   inc.storageBytes = (inc.storageBytes ?? 0) - heldBytes;
-  const res = await catalog.usage.updateOne(
-    { _id: docId(userId, 'total'), ops: { $ne: opId }, [field]: heldBytes > 0 ? heldBytes : { $exists: false } },
+  const res = await catalog.driver.usage.updateOne(
+    { _id: docId(userId, 'total'), ops: { $ne: opId }, [field]: heldBytes > 0 ? heldBytes : { $exists: false } } as Filter<UsageDoc>,
     { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } }, ...(heldBytes > 0 ? { $unset: { [field]: 1 } } : {}) },
   );
   return res.modifiedCount === 1;

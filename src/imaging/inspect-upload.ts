@@ -19,7 +19,8 @@ export interface InspectedUpload {
 }
 
 
-export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Promise<InspectedUpload> {
+/** `knownSha256`: the bytes' SHA-256 when the caller has it (not hashed again). */
+export async function inspectUpload(bytes: Buffer, maxInputPixels: number, knownSha256?: string): Promise<InspectedUpload> {
   let meta: Metadata;
   try {
     // Header only: no pixel limit here (sharp's default would misreport a huge bomb as corrupt).
@@ -51,7 +52,7 @@ export async function inspectUpload(bytes: Buffer, maxInputPixels: number): Prom
     contentType: FORMAT_MIME[format],
     width,
     height,
-    checksum: crypto.createHash('sha256').update(bytes).digest('hex'),
+    checksum: knownSha256 ?? crypto.createHash('sha256').update(bytes).digest('hex'),
     hasAlpha: meta.hasAlpha ?? false,
   };
 }

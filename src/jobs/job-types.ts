@@ -9,6 +9,11 @@ export interface UploadFinalizeJobData {
   stagingKey: string;
   /** Size counted by the front door while streaming; the worker re-checks it. */
   stagedBytes: number;
+  /**
+   * SHA-256 of the file as the front door received it: the worker takes it as the checksum
+   * when the staged object still has stagedBytes (absent from jobs of older front doors).
+   */
+  stagedSha256?: string;
   projectId: string | null;
   maxInputPixels: number;
   /** Storage quota of the owner's plan at request time. */

@@ -25,7 +25,7 @@ export class FrontDoor {
   async start(): Promise<{ port: number; deps: WebDeps }> {
     const { config, log } = this;
     const catalog = await Catalog.connect(config.mongoUrl);
-    for (const seed of parseKeySeed(config.apiKeysSeed)) await seedCredential(catalog, seed.userId, seed.key, seed.secret);
+    for (const seed of parseKeySeed(config.apiKeysSeed)) await seedCredential(catalog, seed.userId, seed.key, seed.secret, seed.plan);
     const storage = createStorage(config);
     const redis = createQueueConnection(config.redisUrl);
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));

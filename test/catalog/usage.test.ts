@@ -52,7 +52,12 @@ describe('upload usage accounting (holdStorage, recordUpload, settleUpload)', ()
     const user = `u-${randomUUID()}`;
     const first = await finalize(input(user, 'a', 300));
     expect(first.settled).to.equal(true);
-    expect((await catalog.images.findById(first.image._id).lean())?.pendingUsage ?? null).to.equal(null);
+    const stored = await catalog.images.findById(first.image._id).lean();
+    expect(stored?.pendingUsage ?? null).to.equal(null);
+    // Written through the driver: it must still be a valid document of the mongoose schema.
+    expect(new catalog.images(stored).validateSync()).to.equal(undefined);
+    expect(stored!.createdAt).to.be.instanceOf(Date);
+    expect(stored!.updatedAt).to.be.instanceOf(Date);
     expect(await usage(user)).to.deep.equal({ storageBytes: 300, imageCount: 1, holds: [] });
     const bigger = await finalize(input(user, 'a', 500));
     expect(bigger.settled).to.equal(true);
@@ -61,8 +66,8 @@ describe('upload usage accounting (holdStorage, recordUpload, settleUpload)', ()
     expect(smaller.settled).to.equal(true);
     await finalize(input(user, 'b', 100));
     expect(await usage(user)).to.deep.equal({ storageBytes: 300, imageCount: 2, holds: [] });
-    const stored = await catalog.images.find({ userId: user }).lean();
-    expect(stored.map((i) => i.pendingUsage ?? null)).to.deep.equal([null, null]);
+    const all = await catalog.images.find({ userId: user }).lean();
+    expect(all.map((i) => i.pendingUsage ?? null)).to.deep.equal([null, null]);
   });
 
   it('a re-run of a finished upload (crash after the catalog write) changes nothing', async () => {

@@ -1,9 +1,11 @@
 // receiveUpload stages the file as sent, and asks storage to flush it to disk only when told to
-// (an async upload is acknowledged before the worker's durable write; a synchronous one after).
+// (an async upload is acknowledged before the worker's durable write; a synchronous one after),
+// hashing it on the way in (the worker's checksum).
 // Real HTTP into a bare Express route; the storage is the real LocalStorage, wrapped to record
 // the options each put was given.
 import { expect } from 'chai';
 import express from 'express';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -59,6 +61,7 @@ describe('receiveUpload (staging)', () => {
         const res = await upload(baseUrl, { bytes, path: `/stage?durable=${durable ? 1 : 0}`, mime: 'image/jpeg' });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         expect(res.body.size).to.equal(bytes.length);
+        expect(res.body.sha256).to.equal(createHash('sha256').update(bytes).digest('hex'));
         expect((await storage.read(res.body.stagingKey)).equals(bytes)).to.equal(true);
         expect(puts).to.have.length(1);
         expect(puts[0].key).to.equal(res.body.stagingKey);

@@ -21,8 +21,10 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       return toResult(done, false);
     }
     try {
-      const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels));
-      const existing = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId }).lean();
+      // The front door hashed the file as it arrived; a staged object of another size is hashed anew.
+      const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
+      const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256));
+      const existing = await catalog.driver.images.findOne({ userId: data.userId, publicId: data.publicId });
       let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
         // Held atomically against the quota until the upload's own usage delta is applied below.

@@ -2,7 +2,7 @@
 // size is counted while streaming, and the excess over the limit is never buffered. Small files
 // are staged with one request from memory, larger ones streamed (see BUFFERED_UPLOAD_BYTES).
 import busboy from 'busboy';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Request } from 'express';
 import { ServiceError } from '../../errors.js';
@@ -13,6 +13,8 @@ export interface ReceivedUpload {
   uploadId: string;
   stagingKey: string;
   size: number;
+  /** SHA-256 (hex) of the file, hashed as it arrived: the worker's checksum and the staging etag. */
+  sha256: string;
   filename: string;
   detectedMime: string;
   fields: Record<string, string>;
@@ -80,6 +82,8 @@ export async function receiveUpload(req: Request, storage: Storage, options: Rec
   let storageFailed = false;
   let filename = '';
   let size = 0;
+  const hash = createHash('sha256');
+  let sha256 = '';
   let detectedMime = '';
   let failure: ServiceError | null = null;
 
@@ -120,6 +124,7 @@ export async function receiveUpload(req: Request, storage: Storage, options: Rec
         try {
           for await (const chunk of stream as AsyncIterable<Buffer>) {
             size += chunk.length;
+            hash.update(chunk);
             if (body) {
               const out: PassThrough = body;
               if (!out.write(chunk)) await drainedOrClosed(out);
@@ -143,12 +148,13 @@ export async function receiveUpload(req: Request, storage: Storage, options: Rec
             if (heldBytes === 0) throw new ServiceError('bad_request', 'No file provided: the "file" field is empty');
             await sniff();
           }
+          sha256 = hash.digest('hex');
           storageFailed = true; // from here on, a failure is the storage's
           if (body) {
             body.end();
             await put;
           } else {
-            await storage.put(stagingKey, Buffer.concat(held), putOptions);
+            await storage.put(stagingKey, Buffer.concat(held), { ...putOptions, sha256 });
           }
           storageFailed = false;
         } catch (err) {
@@ -183,5 +189,5 @@ export async function receiveUpload(req: Request, storage: Storage, options: Rec
     throw failure;
   }
   if (!stored) throw new ServiceError('bad_request', 'No file provided: send the image in a multipart field named "file"');
-  return { uploadId, stagingKey, size, filename, detectedMime, fields };
+  return { uploadId, stagingKey, size, sha256, filename, detectedMime, fields };
 }

@@ -37,6 +37,7 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
       publicId,
       stagingKey: received.stagingKey,
       stagedBytes: received.size,
+      stagedSha256: received.sha256,
       projectId: project?.id ?? null,
       maxInputPixels: deps.config.maxInputPixels,
       storageQuotaBytes: planById(user.plan).storage_bytes,
