@@ -56,6 +56,8 @@ export interface Config {
   jobLockMs: number;
   stalledIntervalMs: number;
   heartbeatMs: number;
+  /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
+  heapGrowingPercent: number;
 }
 
 export class ConfigError extends Error {
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
+    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
   };
 }
 

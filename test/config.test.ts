@@ -36,6 +36,9 @@ describe('config', () => {
     // One job more than cores (see src/config.ts).
     expect(config.workerConcurrency).to.equal(os.availableParallelism() + 1);
     expect(config.jobTimeoutMs).to.equal(30_000);
+    // Old generation may reach 2× the live heap before a full GC (src/heap-growth.ts).
+    expect(config.heapGrowingPercent).to.equal(100);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).to.equal(0);
   });
 
   it('reads every documented variable', () => {

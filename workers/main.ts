@@ -2,11 +2,13 @@
 // WORKER_QUEUES (comma-separated) limits the queues this process serves; default all.
 import { loadConfigOrExit } from '../src/config.js';
 import { ALL_QUEUES, type QueueName } from '../src/jobs/queue-names.js';
+import { applyHeapGrowth } from '../src/heap-growth.js';
 import { createLogger } from '../src/logger.js';
 import { closeOnSignals } from '../src/shutdown.js';
 import { WorkerProcess } from './worker-process.js';
 
 const config = loadConfigOrExit();
+applyHeapGrowth(config.heapGrowingPercent);
 const log = createLogger('pictor-worker', config.logLevel);
 const requested = (process.env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));

@@ -2,12 +2,14 @@
 // above 1 (default: the cores) it is the primary of a cluster of front doors on one port.
 import cluster from 'node:cluster';
 import { loadConfigOrExit } from '../config.js';
+import { applyHeapGrowth } from '../heap-growth.js';
 import { createLogger } from '../logger.js';
 import { closeOnSignals } from '../shutdown.js';
 import { FrontDoor } from './front-door.js';
 import { FrontDoorCluster } from './front-door-cluster.js';
 
 const config = loadConfigOrExit();
+applyHeapGrowth(config.heapGrowingPercent);
 const log = createLogger('pictor-web', config.logLevel, { buffered: true });
 
 function failed(err: unknown): never {
