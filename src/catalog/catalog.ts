@@ -26,7 +26,7 @@ export class Catalog {
    * the 2-core bench machine), more than the round trip itself. No defaults, timestamps or
    * validation are applied here, so every use sets what the schema would.
    */
-  readonly driver: { images: mongo.Collection<ImageDoc>; usage: mongo.Collection<UsageDoc> };
+  readonly driver: { images: mongo.Collection<ImageDoc>; derivatives: mongo.Collection<DerivativeDoc>; usage: mongo.Collection<UsageDoc> };
 
   private constructor(readonly connection: Connection) {
     this.users = userModel(connection);
@@ -39,6 +39,7 @@ export class Catalog {
     if (!db) throw new Error('catalog not connected');
     this.driver = {
       images: db.collection<ImageDoc>(this.images.collection.collectionName),
+      derivatives: db.collection<DerivativeDoc>(this.derivatives.collection.collectionName),
       usage: db.collection<UsageDoc>(this.usage.collection.collectionName),
     };
   }

@@ -71,7 +71,7 @@ export interface RecordUploadOptions {
  * stale `existing` only costs a re-read.
  */
 export async function recordUpload(catalog: Catalog, input: RecordUploadInput, options: RecordUploadOptions = {}): Promise<RecordUploadOutcome> {
-  const existing = options.existing !== undefined ? options.existing : await catalog.images.findOne({ userId: input.userId, publicId: input.publicId }).lean();
+  const existing = options.existing !== undefined ? options.existing : await catalog.driver.images.findOne({ userId: input.userId, publicId: input.publicId });
   const retry = () => recordUpload(catalog, input, { heldBytes: options.heldBytes });
   if (existing && existing.uploadId === input.uploadId) {
     await applyPendingUsage(catalog, existing._id);
@@ -221,8 +221,7 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
     try {
       // The driver's bulkWrite: the ops are built typed above, and mongoose's per-op casting was
       // most of the worker's catalog CPU per batch.
-      const collection = catalog.derivatives.collection as unknown as mongo.Collection<DerivativeDoc>;
-      upserted = (await collection.bulkWrite(ops, { ordered: false })).upsertedIds ?? {};
+      upserted = (await catalog.driver.derivatives.bulkWrite(ops, { ordered: false })).upsertedIds ?? {};
     } catch (err) {
       // Another worker's upsert of the same key won a race (E11000): that one recorded it.
       const bulk = err as { code?: number; writeErrors?: { code?: number }[]; result?: { upsertedIds?: Record<string, unknown> } };

@@ -1,10 +1,8 @@
 // Usage counters. Each change is one atomic updateOne; `opId` makes a change idempotent: the
 // filter `ops: {$ne: opId}` and the `$push` of opId happen in the same document update.
-import type { Catalog } from './catalog.js';
 import type { mongo } from 'mongoose';
+import type { Catalog } from './catalog.js';
 import type { UsageDoc } from './models/usage.model.js';
-
-type Filter<T> = mongo.Filter<T>;
 
 const OPS_REMEMBERED = 500;
 
@@ -60,7 +58,7 @@ export async function holdStorage(catalog: Catalog, userId: string, uploadId: st
   // Usually the counters document exists and this is the only round trip.
   const hold = () =>
     catalog.driver.usage.updateOne(
-      { _id: id, [field]: { $exists: false }, storageBytes: { $lte: quotaBytes - bytes } } as Filter<UsageDoc>,
+      { _id: id, [field]: { $exists: false }, storageBytes: { $lte: quotaBytes - bytes } } as mongo.Filter<UsageDoc>,
       { $inc: { storageBytes: bytes }, $set: { [field]: bytes } },
     );
   if ((await hold()).modifiedCount === 1) return true;
@@ -82,7 +80,7 @@ export async function settleUpload(catalog: Catalog, userId: string, uploadId: s
   const inc: Record<string, number> = { ...delta };
   inc.storageBytes = (inc.storageBytes ?? 0) - heldBytes;
   const res = await catalog.driver.usage.updateOne(
-    { _id: docId(userId, 'total'), ops: { $ne: opId }, [field]: heldBytes > 0 ? heldBytes : { $exists: false } } as Filter<UsageDoc>,
+    { _id: docId(userId, 'total'), ops: { $ne: opId }, [field]: heldBytes > 0 ? heldBytes : { $exists: false } } as mongo.Filter<UsageDoc>,
     { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } }, ...(heldBytes > 0 ? { $unset: { [field]: 1 } } : {}) },
   );
   return res.modifiedCount === 1;
