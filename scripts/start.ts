@@ -4,13 +4,16 @@
 // MONGO_URL and STORAGE_DRIVER=gcs switch each part to an external service instead.
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { Queue } from 'bullmq';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import { exportCatalogSnapshot, importCatalogSnapshot, startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
 import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
-import { loadConfigOrExit } from '../src/config.js';
+import { loadConfigOrExit, type Config } from '../src/config.js';
+import { REDIS_PREFIX, QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
+import { createQueueConnection } from '../src/jobs/redis-connection.js';
 import { createLogger } from '../src/logger.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import { startRedisServer } from './lib/redis-server.js';
@@ -31,13 +34,15 @@ function say(line: string) {
 async function main() {
   fs.mkdirSync(dataDir, { recursive: true });
   env.LOCAL_STORAGE_DIR ??= path.join(dataDir, 'storage');
-  loadConfigOrExit(env); // fail fast on a bad variable before starting anything
+  const early = loadConfigOrExit(env); // fail fast on a bad variable before starting anything
 
   if (!env.REDIS_URL) {
-    const redis = await startRedisServer({ port: env.EMBEDDED_REDIS_PORT ? Number(env.EMBEDDED_REDIS_PORT) : 0 });
+    // Queued work is kept in an append-only file: a job answered 202 survives a crash.
+    const redisDir = path.join(dataDir, 'redis');
+    const redis = await startRedisServer({ port: env.EMBEDDED_REDIS_PORT ? Number(env.EMBEDDED_REDIS_PORT) : 0, dataDir: redisDir, appendFsync: early.redisAppendFsync });
     env.REDIS_URL = redis.url;
     cleanups.unshift(redis.stop);
-    say(`redis     private redis-server at ${redis.url} (in memory; queued jobs are lost when it stops)`);
+    say(`redis     private redis-server at ${redis.url}; queued jobs kept in ${redisDir} (appendfsync ${early.redisAppendFsync})`);
   }
 
   let snapshotFile: string | null = null;
@@ -66,12 +71,7 @@ async function main() {
   const catalog = await Catalog.connect(config.mongoUrl);
   let keyLine: string;
   try {
-    if (snapshotFile) {
-      const report = await reconcileCatalogWithStorage(catalog, createStorage(config));
-      if (report.danglingImagesRemoved || report.orphanObjectsRemoved || report.stagingCleared) {
-        say(`reconcile removed ${report.danglingImagesRemoved} catalog entries without files, ${report.orphanObjectsRemoved} files without entries, ${report.stagingCleared} unfinished uploads`);
-      }
-    }
+    if (snapshotFile) await reconcile(catalog, config);
     if (config.apiKeysSeed) {
       const first = parseKeySeed(config.apiKeysSeed)[0];
       keyLine = `api key   ${first.key} (user ${first.userId}, from API_KEYS_SEED)`;
@@ -119,6 +119,38 @@ async function main() {
     ].join('\n'),
   );
 }
+
+/**
+ * The start-up reconcile (embedded catalog only: with a shared MongoDB other machines may be
+ * writing meanwhile). Prints what it adopted, quarantined and dropped; nothing is deleted but
+ * unexplained derivatives and staged uploads no job will finish.
+ */
+async function reconcile(catalog: Catalog, config: Config): Promise<void> {
+  const queue = new Queue(QUEUE_NAMES.uploadFinalize, { connection: createQueueConnection(config.redisUrl), prefix: REDIS_PREFIX });
+  try {
+    const started = performance.now();
+    const report = await reconcileCatalogWithStorage(catalog, createStorage(config), {
+      uploadJobPending: async (uploadId) => PENDING_JOB_STATES.has(await queue.getJobState(uploadJobId(uploadId))),
+    });
+    say(
+      `reconcile ${report.imagesChecked} catalog entries and ${report.objectsChecked} stored objects in ${Math.round(performance.now() - started)} ms: ` +
+        `${report.adopted.length} adopted, ${report.quarantined.length} quarantined, ${report.dropped.length} dropped (entries without their original, kept in lostImages), ` +
+        `${report.derivativesRemoved} stray derivatives removed, ${report.stagingKept} staged uploads kept for their jobs, ${report.stagingCleared} cleared` +
+        (report.usageRecounted.length ? `, usage recounted for ${report.usageRecounted.length} user(s)` : ''),
+    );
+    const shown = 20;
+    for (const key of report.adopted.slice(0, shown)) say(`reconcile   adopted     ${key}`);
+    for (const q of report.quarantined.slice(0, shown)) say(`reconcile   quarantined ${q.key} -> ${q.to}: ${q.reason}`);
+    for (const d of report.dropped.slice(0, shown)) say(`reconcile   dropped     ${d.storageKey} (image ${d.imageId}): original missing`);
+    for (const f of report.failed) say(`reconcile   FAILED      ${f.key}: ${f.error} (left in place; tried again at the next start)`);
+    const more = Math.max(0, report.adopted.length - shown) + Math.max(0, report.quarantined.length - shown) + Math.max(0, report.dropped.length - shown);
+    if (more) say(`reconcile   ... and ${more} more`);
+  } finally {
+    await queue.close();
+  }
+}
+
+const PENDING_JOB_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 const CREDENTIAL_FILE = () => path.join(dataDir, 'dev-credential.json');
 

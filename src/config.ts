@@ -52,9 +52,14 @@ export interface Config {
   publicDerivativesPerImage: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
-  /** Lock and stall settings of BullMQ workers; short values only in tests. */
+  /**
+   * BullMQ job lock and stalled check. A worker renews its locks every jobLockMs / 2; a dead
+   * worker's job runs again within about jobLockMs + stalledIntervalMs (docs/durability.md).
+   */
   jobLockMs: number;
   stalledIntervalMs: number;
+  /** fsync policy of the private redis-server `npm start` runs (its append-only file in DATA_DIR). */
+  redisAppendFsync: 'always' | 'everysec';
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
@@ -94,6 +99,12 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name, fallback);
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function list(env: Env, name: string, fallback: string[]): string[] {
@@ -150,8 +161,9 @@ export function loadConfig(env: Env = process.env): Config {
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
-    jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),
-    stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
+    jobLockMs: int(env, 'JOB_LOCK_MS', 3_000, 500, 600_000),
+    stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 1_000, 500, 600_000),
+    redisAppendFsync: oneOf(env, 'EMBEDDED_REDIS_APPENDFSYNC', ['always', 'everysec'] as const, 'always'),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
   };

@@ -1,6 +1,8 @@
-// Starts a private redis-server (Debian's package) on a free loopback port, without persistence.
-// Used by `npm start` on embedded defaults and by the test harness.
+// Starts a private redis-server (Debian's package) on a free loopback port. With `dataDir` it keeps
+// an append-only file there (`npm start`: queued jobs survive a crash); without, it runs in memory
+// only (the test harness). Debian's Redis is 7.0: no WAITAOF, so the fsync policy is the server's.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 
 export interface RedisServerHandle {
@@ -48,15 +50,40 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   throw new Error(`redis-server did not start listening on ${port} within ${timeoutMs} ms`);
 }
 
-export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServerHandle> {
+export type AppendFsync = 'always' | 'everysec';
+
+export interface RedisServerOptions {
+  port?: number;
+  /** Folder for the append-only file (made when missing); omitted: memory only. */
+  dataDir?: string;
+  /** When Redis fsyncs the append-only file: before each reply ('always') or once a second. */
+  appendFsync?: AppendFsync;
+}
+
+/** redis-server arguments for persistence: an AOF in `dataDir`, no RDB snapshots of their own. */
+export function persistenceArgs(options: RedisServerOptions): string[] {
+  if (!options.dataDir) return ['--save', '', '--appendonly', 'no'];
+  return [
+    '--dir', options.dataDir,
+    '--save', '',
+    '--appendonly', 'yes',
+    '--appendfilename', 'pictor.aof',
+    '--appendfsync', options.appendFsync ?? 'always',
+    // A crash mid-append leaves a torn last command: load what precedes it instead of refusing to start.
+    '--aof-load-truncated', 'yes',
+  ];
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
   const bin = findRedisServer();
   if (!bin) {
     throw new Error('redis-server is not installed. Run `npm run setup` (installs Debian\'s redis-server) or set REDIS_URL to an existing Redis.');
   }
   const port = options.port || (await freePort());
+  if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true });
   const child = spawn(
     bin,
-    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--protected-mode', 'yes', '--loglevel', 'warning'],
+    ['--bind', '127.0.0.1', '--port', String(port), ...persistenceArgs(options), '--maxmemory-policy', 'noeviction', '--protected-mode', 'yes', '--loglevel', 'warning'],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   await waitForPort(port, 10_000);

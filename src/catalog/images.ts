@@ -17,6 +17,11 @@ export function derivativePrefix(storageKey: string): string {
   return `${storageKey}&v=`;
 }
 
+/** The version of an image stored by an upload (part of its derivatives' keys). */
+export function imageVersion(uploadId: string): string {
+  return uploadId.replace(/[^A-Za-z0-9]/g, '').slice(-12);
+}
+
 let idCounter = randomInt(0, 0xffffff);
 
 /**
@@ -48,6 +53,10 @@ export interface RecordUploadInput {
   bytes: number;
   checksum: string;
   storageKey: string;
+  /** The id a new image gets (generated when absent): the upload's original carries it in its metadata. */
+  imageId?: string;
+  /** Creation time of a new image (now when absent). */
+  createdAt?: Date;
 }
 
 export interface RecordUploadOutcome {
@@ -82,17 +91,18 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
     storageBytes: input.bytes - (existing?.bytes ?? 0),
     imageCount: existing ? 0 : 1,
   };
+  const { imageId, createdAt, ...fields } = input;
   const set = {
-    projectId: input.projectId ? new Types.ObjectId(input.projectId) : (existing?.projectId ?? null),
-    format: input.format,
-    contentType: input.contentType,
-    width: input.width,
-    height: input.height,
-    bytes: input.bytes,
-    checksum: input.checksum,
-    storageKey: input.storageKey,
-    version: input.uploadId.replace(/[^A-Za-z0-9]/g, '').slice(-12),
-    uploadId: input.uploadId,
+    projectId: fields.projectId ? new Types.ObjectId(fields.projectId) : (existing?.projectId ?? null),
+    format: fields.format,
+    contentType: fields.contentType,
+    width: fields.width,
+    height: fields.height,
+    bytes: fields.bytes,
+    checksum: fields.checksum,
+    storageKey: fields.storageKey,
+    version: imageVersion(fields.uploadId),
+    uploadId: fields.uploadId,
     pendingUsage,
   };
   let image: ImageDoc | null;
@@ -106,7 +116,8 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
     try {
       // Every schema field set here, timestamps included (the driver applies no defaults).
       const now = new Date();
-      const created: ImageDoc = { _id: newImageId(now.getTime()), userId: input.userId, publicId: input.publicId, ...set, createdAt: now, updatedAt: now };
+      const _id = imageId ? new Types.ObjectId(imageId) : newImageId(now.getTime());
+      const created: ImageDoc = { _id, userId: input.userId, publicId: input.publicId, ...set, createdAt: createdAt ?? now, updatedAt: now };
       await catalog.driver.images.insertOne(created);
       image = created;
     } catch (err) {
@@ -158,14 +169,26 @@ export async function purgeDerivatives(catalog: Catalog, storage: Storage, image
   return removed;
 }
 
-/** Deletes an image owned by userId (catalog first, then bytes). Null when not found. */
+/**
+ * Deletes an image owned by userId. Null when not found. The original's bytes go first, then the
+ * entry: the start-up reconcile re-adopts an original no entry explains (from its metadata), so
+ * an original left behind by a crash after the entry went would come back. A crash between the
+ * two leaves an entry without its file, which the reconcile sets aside (out of listings and usage).
+ */
 export async function deleteImage(catalog: Catalog, storage: Storage, userId: string, imageId: string): Promise<ImageDoc | null> {
   if (!Types.ObjectId.isValid(imageId) || String(new Types.ObjectId(imageId)) !== imageId) return null;
-  const doc = await catalog.images.findOneAndDelete({ _id: new Types.ObjectId(imageId), userId }).lean();
-  if (!doc) return null;
+  const _id = new Types.ObjectId(imageId);
+  let doc: ImageDoc | null = null;
+  while (!doc) {
+    const current = await catalog.images.findOne({ _id, userId }).lean();
+    if (!current) return null;
+    await storage.delete(current.storageKey);
+    // Conditional on the version whose bytes were deleted: a replacement meanwhile (maybe under
+    // another extension) is deleted in the next round.
+    doc = await catalog.images.findOneAndDelete({ _id, userId, uploadId: current.uploadId }).lean();
+  }
   await addStorageUsage(catalog, userId, { storageBytes: -doc.bytes, imageCount: -1 }, `delete:${imageId}:${doc.uploadId}`);
   await purgeDerivatives(catalog, storage, doc);
-  await storage.delete(doc.storageKey);
   return doc;
 }
 

@@ -10,3 +10,8 @@ export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE_NAMES);
 
 /** BullMQ key prefix; also used for worker heartbeats. */
 export const REDIS_PREFIX = 'pictor';
+
+/** The upload-finalize job of an upload (one per upload: a repeated request finds it). */
+export function uploadJobId(uploadId: string): string {
+  return `up-${uploadId}`;
+}

@@ -1,7 +1,8 @@
 // upload-finalize: the staged bytes become a catalogued original (or the upload is refused and
 // nothing remains). Idempotent: a re-run after a crash finds the catalog entry and finishes.
 import type { Job } from 'bullmq';
-import { baseImageKey, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
+import { baseImageKey, newImageId, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
+import { originalMetadata, type OriginalEntry } from '../../src/catalog/original-metadata.js';
 import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/usage.js';
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
@@ -36,12 +37,14 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         heldBytes = Math.max(growth, 0);
       }
       const storageKey = baseImageKey(data.userId, data.publicId, info.extension);
-      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: { uploadId: data.uploadId, checksum: info.checksum }, sha256: info.checksum });
-      const { image, previous, settled } = await recordUpload(catalog, {
+      const entry: OriginalEntry = {
+        // The id is fixed before the bytes are stored: the original's metadata names its catalog entry.
+        imageId: existing ? String(existing._id) : String(newImageId()),
+        createdAt: existing?.createdAt ?? new Date(),
         uploadId: data.uploadId,
         userId: data.userId,
         publicId: data.publicId,
-        projectId: data.projectId,
+        projectId: data.projectId ?? (existing?.projectId ? String(existing.projectId) : null),
         format: info.format,
         contentType: info.contentType,
         width: info.width,
@@ -49,7 +52,9 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         bytes: bytes.length,
         checksum: info.checksum,
         storageKey,
-      }, { existing, heldBytes });
+      };
+      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: originalMetadata(entry), sha256: info.checksum });
+      const { image, previous, settled } = await recordUpload(catalog, entry, { existing, heldBytes });
       // Settled: the hold went with the usage delta. Otherwise (a re-run) a hold may be left.
       if (!settled) await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {

@@ -3,7 +3,7 @@
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { planById } from '../../catalog/plans.js';
-import { QUEUE_NAMES } from '../../jobs/queue-names.js';
+import { QUEUE_NAMES, uploadJobId } from '../../jobs/queue-names.js';
 import type { UploadFinalizeJobData } from '../../jobs/job-types.js';
 import type { WebDeps } from '../web-deps.js';
 import { publicIdFromFilename, validatePublicId } from './public-id.js';
@@ -49,7 +49,7 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
     await deps.storage.delete(received.stagingKey).catch(() => undefined);
     throw err;
   }
-  const jobId = `up-${received.uploadId}`;
+  const jobId = uploadJobId(received.uploadId);
   const runOptions = { jobId, priority: priorityOf(req) };
   try {
     if (async) {
