@@ -135,7 +135,7 @@ async function reconcile(catalog: Catalog, config: Config): Promise<void> {
     say(
       `reconcile ${report.imagesChecked} catalog entries and ${report.objectsChecked} stored objects in ${Math.round(performance.now() - started)} ms: ` +
         `${report.adopted.length} adopted, ${report.quarantined.length} quarantined, ${report.dropped.length} dropped (entries without their original, kept in lostImages), ` +
-        `${report.derivativesRemoved} stray derivatives removed, ${report.stagingKept} staged uploads kept for their jobs, ${report.stagingCleared} cleared` +
+        `${report.derivativesRemoved} derivatives of old versions removed, ${report.derivativesRecorded} re-recorded, ${report.stagingKept} staged uploads kept for their jobs, ${report.stagingCleared} cleared` +
         (report.usageRecounted.length ? `, usage recounted for ${report.usageRecounted.length} user(s)` : ''),
     );
     const shown = 20;

@@ -2,8 +2,9 @@
 // It never deletes an original: an original no catalog entry explains is re-adopted from the
 // metadata it carries (original-metadata.ts) or, when that cannot be trusted, moved under
 // `_quarantine/`. A catalog entry whose original is missing is set aside in `lostImages` (out of
-// listings and usage, reported) and comes back if its original does. Derivatives no entry explains
-// are deleted (they are re-rendered on demand); staged uploads are kept while their job exists.
+// listings and usage, reported) and comes back if its original does. Derivatives of a version no
+// entry lists are deleted (re-rendered on demand), those of a current version are kept and
+// recorded; staged uploads are kept while their job exists.
 // Usage totals (bytes, images, derivatives) are then recounted from what the catalog lists.
 // Runs before the front door and the workers start: nothing else writes meanwhile.
 import { createHash } from 'node:crypto';
@@ -40,13 +41,22 @@ export interface ReconcileReport {
   quarantined: { key: string; to: string; reason: string }[];
   /** Catalog entries set aside because their original is missing (moved to lostImages). */
   dropped: { imageId: string; userId: string; storageKey: string }[];
+  /** Derivatives of versions no entry lists, deleted (re-rendered on demand). */
   derivativesRemoved: number;
+  /** Derivatives of current versions whose catalog record was missing, recorded again. */
+  derivativesRecorded: number;
   stagingCleared: number;
   stagingKept: number;
   /** Originals neither adopted nor quarantined because storage or catalog failed (left in place). */
   failed: { key: string; error: string }[];
   /** Users whose storage counters did not match their listed images and were recounted. */
   usageRecounted: string[];
+}
+
+interface KnownOriginal {
+  imageId: Types.ObjectId;
+  userId: string;
+  version: string;
 }
 
 async function* allObjects(storage: Storage, prefix: string): AsyncGenerator<StoredObject> {
@@ -72,13 +82,15 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
     quarantined: [],
     dropped: [],
     derivativesRemoved: 0,
+    derivativesRecorded: 0,
     stagingCleared: 0,
     stagingKept: 0,
     usageRecounted: [],
     failed: [],
   };
   const lost = lostImagesCollection(catalog);
-  const known = new Map<string, string>(); // storageKey → version of every listed original
+  // Every listed original by storage key: its current version and owner.
+  const known = new Map<string, KnownOriginal>();
 
   for await (const image of catalog.images.find({}).lean().cursor()) {
     report.imagesChecked++;
@@ -94,10 +106,10 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
       // entry was written): the entry follows the bytes.
       await adopt(catalog, lost, stored.entry, image);
       report.adopted.push(image.storageKey);
-      known.set(image.storageKey, imageVersion(stored.entry.uploadId));
+      known.set(image.storageKey, { imageId: image._id, userId: image.userId, version: imageVersion(stored.entry.uploadId) });
       continue;
     }
-    known.set(image.storageKey, image.version);
+    known.set(image.storageKey, { imageId: image._id, userId: image.userId, version: image.version });
   }
 
   const knownDerivatives = new Set((await catalog.derivatives.find({}, { _id: 1 }).lean()).map((d) => d._id));
@@ -116,10 +128,20 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
     if (key.startsWith('_')) continue; // internal prefixes (_quarantine, _passport, ...)
     const marker = key.indexOf('&v=');
     if (marker !== -1) {
-      const version = known.get(key.slice(0, marker));
-      if (version === undefined || !key.startsWith(`${key.slice(0, marker)}&v=${version}&`) || !knownDerivatives.has(key)) {
+      const original = known.get(key.slice(0, marker));
+      if (!original || !key.startsWith(`${key.slice(0, marker)}&v=${original.version}&`)) {
+        // Rendered from a version no entry lists: never requested again (keys name the version).
         await storage.delete(key);
         report.derivativesRemoved++;
+      } else if (!knownDerivatives.has(key)) {
+        // A render of the current version whose record was lost: kept and recorded (a completed
+        // transform job in Redis may still answer with this key).
+        await catalog.derivatives.updateOne(
+          { _id: key },
+          { $setOnInsert: { userId: original.userId, imageId: original.imageId, bytes: object.size, contentType: object.contentType, origin: 'api', createdAt: object.updatedAt } },
+          { upsert: true },
+        );
+        report.derivativesRecorded++;
       }
       continue;
     }
@@ -130,7 +152,7 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
       report.failed.push({ key, error: outcome.failed });
     } else if (outcome.adopted) {
       report.adopted.push(key);
-      known.set(key, imageVersion(outcome.adopted.uploadId));
+      known.set(key, { imageId: new Types.ObjectId(outcome.adopted.imageId), userId: outcome.adopted.userId, version: imageVersion(outcome.adopted.uploadId) });
     } else {
       report.quarantined.push({ key, to: outcome.to, reason: outcome.reason });
     }

@@ -145,10 +145,16 @@ describe('npm start (embedded defaults)', () => {
     fs.rmSync(path.join(storageDir, doomed.key));
     fs.writeFileSync(path.join(storageDir, 'bob/images/stray.jpg'), await jpeg(50, 50));
     const running = await start();
-    expect(running.output()).to.match(/reconcile removed 1 catalog entries without files, 1 files without entries/);
+    // The entry without its file is set aside; the file nothing explains (no rebuild metadata) is
+    // moved to the quarantine, never deleted.
+    expect(running.output()).to.match(/0 adopted, 1 quarantined, 1 dropped/);
+    expect(running.output()).to.include('quarantined bob/images/stray.jpg -> _quarantine/bob/images/stray.jpg: no rebuild metadata');
+    expect(running.output()).to.include('dropped     bob/images/doomed.jpg');
     expect((await request(doomed.url)).status).to.equal(404);
     expect((await request(`${baseUrl}/files/bob/images/stray.jpg`)).status).to.equal(404);
+    expect((await request(`${baseUrl}/files/_quarantine/bob/images/stray.jpg`)).status).to.equal(404);
     expect(fs.existsSync(path.join(storageDir, 'bob/images/stray.jpg'))).to.equal(false);
+    expect(fs.existsSync(path.join(storageDir, '_quarantine/bob/images/stray.jpg'))).to.equal(true);
     expect((await request(kept.url)).status).to.equal(200);
 
     const runtime = JSON.parse(fs.readFileSync(path.join(dataDir, 'runtime.json'), 'utf8')) as { mongoUrl: string };

@@ -1,0 +1,206 @@
+// Crash tests drive the service exactly as a user runs it: `node dist/scripts/start.js` (what
+// `npm start` runs after its build) on embedded defaults with a temporary DATA_DIR, started in its
+// own process group so one SIGKILL reaches the whole tree at once (start process, front door,
+// workers, the private redis-server and the embedded catalog inside the start process), as a
+// power cut, an OOM kill or `kill -9` of the group would. Then the same DATA_DIR starts again.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { freePort } from '../../scripts/lib/redis-server.js';
+import { request, upload } from '../harness/http.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const DIST = path.resolve(here, '../..');
+const START = path.join(DIST, 'scripts/start.js');
+const KEYS = path.join(DIST, 'scripts/keys.js');
+
+/** Variables that would point `npm start` at external services instead of its embedded ones. */
+const EXTERNAL = ['REDIS_URL', 'MONGO_URL', 'STORAGE_DRIVER', 'GCS_BUCKET', 'GCS_API_ENDPOINT', 'BASE_URL', 'CDN_URL', 'HOST', 'WORKER_QUEUES', 'LOCAL_STORAGE_DIR', 'API_KEYS_SEED'];
+
+export const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** One `npm start` process tree on a DATA_DIR that outlives it. */
+export class PictorTree {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly baseUrl: string,
+    readonly key: string,
+    private readonly out: { text: string },
+  ) {}
+
+  static async start(dataDir: string, port: number, env: Record<string, string> = {}): Promise<PictorTree> {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of EXTERNAL) delete childEnv[name];
+    Object.assign(childEnv, { DATA_DIR: dataDir, PORT: String(port), WORKERS: '1', LOG_LEVEL: 'warn', API_KEY_CACHE_MS: '0', ...env });
+    // detached: its own process group (pgid = its pid), which every child inherits.
+    const child = spawn(process.execPath, [START], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out = { text: '' };
+    child.stdout!.on('data', (d: Buffer) => (out.text += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out.text += d.toString()));
+    const key = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "Pictor is up" within 60 s:\n${out.text}`)), 60_000);
+      const onData = () => {
+        const match = /^api key\s+(\S+)/m.exec(out.text);
+        if (!out.text.includes('Pictor is up') || !match) return;
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(match[1]);
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`start exited (${code ?? signal}) before coming up:\n${out.text}`));
+      });
+    });
+    return new PictorTree(child, `http://localhost:${port}`, key, out);
+  }
+
+  output(): string {
+    return this.out.text;
+  }
+
+  /** SIGKILL to the whole process group; resolves once no process of the group is left. */
+  async kill(): Promise<void> {
+    const pgid = this.child.pid!;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    for (;;) {
+      try {
+        process.kill(-pgid, 0);
+      } catch {
+        return; // ESRCH: the group is empty
+      }
+      await sleep(20);
+    }
+  }
+
+  url(p: string): string {
+    return this.baseUrl + p;
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A temporary DATA_DIR and a port kept across restarts (public URLs name the port). */
+export async function crashSite(): Promise<{ dataDir: string; port: number; remove(): void }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-crash-'));
+  return { dataDir, port: await freePort(), remove: () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/** `npm run keys -- create --user <id> --json` against the running tree (finds it through DATA_DIR/runtime.json). */
+export async function createKeyWithCli(dataDir: string, userId: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+  for (const name of EXTERNAL) delete env[name];
+  const child = spawn(process.execPath, [KEYS, 'create', '--user', userId, '--plan', 'pro', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code, out).to.equal(0);
+  return (JSON.parse(out.trim().split('\n').pop()!) as { key: string }).key;
+}
+
+/** What the service acknowledged, as the caller saw it. */
+export interface Acknowledged {
+  /** imageId → original's URL and the SHA-256 of the bytes answered for it. */
+  images: Map<string, { url: string; sha256: string; publicId: string }>;
+  /** imageIds whose delete was answered 200, with their URL. */
+  deleted: Map<string, string>;
+  /** API keys (from the keys CLI) that must still authenticate. */
+  keys: string[];
+  /** Project slugs created with 200/201 that must still be listed. */
+  projects: string[];
+}
+
+export function nothingYet(): Acknowledged {
+  return { images: new Map(), deleted: new Map(), keys: [], projects: [] };
+}
+
+/** A distinct small JPEG per index (different size and colour). */
+export async function distinctJpeg(i: number): Promise<Buffer> {
+  return sharp({ create: { width: 40 + (i % 50), height: 30 + (i % 17), channels: 3, background: { r: (i * 37) % 256, g: (i * 91) % 256, b: (i * 53) % 256 } } })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+}
+
+/** POST /cdn/upload; records the image when answered 200. */
+export async function uploadAcknowledged(tree: PictorTree, ack: Acknowledged, bytes: Buffer, publicId: string, extra: { project?: string } = {}) {
+  const fields: Record<string, string> = { public_id: publicId, ...(extra.project ? { project: extra.project } : {}) };
+  const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `${publicId}.jpg`, path: '/cdn/upload', fields, mime: 'image/jpeg' });
+  if (res.status === 200) {
+    for (const [id, image] of ack.images) if (image.publicId === publicId) ack.images.delete(id); // a replacement keeps the id
+    ack.images.set(res.body.imageId as string, { url: res.body.public_url as string, sha256: sha256(bytes), publicId });
+  }
+  return res;
+}
+
+async function listAll(tree: PictorTree, key: string): Promise<{ imageId: string; size: number; public_url: string }[]> {
+  const all: { imageId: string; size: number; public_url: string }[] = [];
+  let cursor = '';
+  for (;;) {
+    const page = await request(tree.url(`/cdn/images?limit=100${cursor ? `&cursor=${cursor}` : ''}`), { key });
+    expect(page.status, JSON.stringify(page.body)).to.equal(200);
+    all.push(...(page.body.images as typeof all));
+    if (!page.body.has_more) return all;
+    cursor = page.body.next_cursor as string;
+  }
+}
+
+/** Runs `fn` over `items`, `limit` at a time. */
+export async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+/**
+ * What must hold after a restart: every acknowledged image is listed, downloads with its bytes and
+ * transforms (decoded: format and width); acknowledged deletes stay gone; the listing agrees with
+ * /cdn/usage (count and bytes); keys made by the CLI authenticate; projects are listed.
+ */
+export async function assertNothingLost(tree: PictorTree, ack: Acknowledged): Promise<{ listed: number }> {
+  const listed = await listAll(tree, tree.key);
+  const listedIds = new Set(listed.map((i) => i.imageId));
+  const usage = await request(tree.url('/cdn/usage'), { key: tree.key });
+  expect(usage.status).to.equal(200);
+  expect(usage.body.image_count, 'image_count = listing').to.equal(listed.length);
+  expect(usage.body.storage_bytes, 'storage_bytes = sum of listed sizes').to.equal(listed.reduce((sum, i) => sum + i.size, 0));
+
+  const missing = [...ack.images.keys()].filter((id) => !listedIds.has(id));
+  expect(missing, `acknowledged images not listed (${missing.length} of ${ack.images.size})`).to.deep.equal([]);
+  await eachLimited([...ack.images.values()], 4, async (image) => {
+    const original = await request(image.url);
+    expect(original.status, `${image.url} downloads`).to.equal(200);
+    expect(sha256(original.bytes), `${image.url} has the acknowledged bytes`).to.equal(image.sha256);
+    const derivative = await request(tree.url(`/transform?src=${encodeURIComponent(image.url)}&w=24&f=webp`), { key: tree.key });
+    expect(derivative.status, `${image.url} transforms: ${JSON.stringify(derivative.body)}`).to.equal(200);
+    const rendered = await request(derivative.body.public_url as string);
+    expect(rendered.status, `derivative ${derivative.body.public_url} of ${image.url} (x-cache ${derivative.headers.get("x-cache")}) downloads`).to.equal(200);
+    const meta = await sharp(rendered.bytes).metadata();
+    expect(meta.format).to.equal('webp');
+    expect(meta.width).to.equal(24);
+  });
+  for (const [imageId, url] of ack.deleted) {
+    expect(listedIds.has(imageId), `deleted ${imageId} is not listed`).to.equal(false);
+    expect((await request(url)).status, `deleted ${url} is gone`).to.equal(404);
+  }
+  for (const key of ack.keys) {
+    const res = await request(tree.url('/cdn/usage'), { key });
+    expect(res.status, `key ${key.slice(0, 8)}… made by the keys CLI still authenticates`).to.equal(200);
+  }
+  if (ack.projects.length > 0) {
+    const projects = await request(tree.url('/cdn/projects'), { key: tree.key });
+    const slugs = (projects.body.projects as { slug: string }[]).map((p) => p.slug);
+    expect(slugs).to.include.members(ack.projects);
+  }
+  return { listed: listed.length };
+}
