@@ -175,6 +175,10 @@ export async function assertNothingLost(tree: PictorTree, ack: Acknowledged): Pr
   expect(usage.body.image_count, 'image_count = listing').to.equal(listed.length);
   expect(usage.body.storage_bytes, 'storage_bytes = sum of listed sizes').to.equal(listed.reduce((sum, i) => sum + i.size, 0));
 
+  // Whatever is listed (acknowledged or not) is whole: it downloads.
+  await eachLimited(listed, 4, async (image) => {
+    expect((await request(image.public_url)).status, `listed ${image.public_url} downloads`).to.equal(200);
+  });
   const missing = [...ack.images.keys()].filter((id) => !listedIds.has(id));
   expect(missing, `acknowledged images not listed (${missing.length} of ${ack.images.size})`).to.deep.equal([]);
   await eachLimited([...ack.images.values()], 4, async (image) => {
