@@ -13,6 +13,9 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { freePort } from '../../scripts/lib/redis-server.js';
 import { request, upload } from '../harness/http.js';
+import { sleep } from './fault-helpers.js';
+
+export { sleep };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DIST = path.resolve(here, '../..');
@@ -87,7 +90,6 @@ export class PictorTree {
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A temporary DATA_DIR and a port kept across restarts (public URLs name the port). */
 export async function crashSite(): Promise<{ dataDir: string; port: number; remove(): void }> {
