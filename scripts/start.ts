@@ -4,7 +4,6 @@
 // MONGO_URL and STORAGE_DRIVER=gcs switch each part to an external service instead.
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { Queue } from 'bullmq';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
@@ -12,7 +11,9 @@ import { Catalog } from '../src/catalog/catalog.js';
 import { exportCatalogSnapshot, importCatalogSnapshot, startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
 import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
 import { loadConfigOrExit, type Config } from '../src/config.js';
-import { REDIS_PREFIX, QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
+import { openQueue } from '../src/jobs/job-producer.js';
+import { replayJobRecords } from '../src/jobs/job-records.js';
+import { QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
 import { createQueueConnection } from '../src/jobs/redis-connection.js';
 import { createLogger } from '../src/logger.js';
 import { createStorage } from '../src/storage/create-storage.js';
@@ -126,10 +127,17 @@ async function main() {
  * unexplained derivatives and staged uploads no job will finish.
  */
 async function reconcile(catalog: Catalog, config: Config): Promise<void> {
-  const queue = new Queue(QUEUE_NAMES.uploadFinalize, { connection: createQueueConnection(config.redisUrl), prefix: REDIS_PREFIX });
+  const connection = createQueueConnection(config.redisUrl);
+  const queue = openQueue(QUEUE_NAMES.uploadFinalize, connection);
   try {
+    const storage = createStorage(config);
+    // First the jobs answered 202 that Redis lost: their staged uploads then count as pending.
+    const replay = await replayJobRecords(storage, connection);
+    if (replay.requeued.length || replay.unreadable.length) {
+      say(`jobs      ${replay.requeued.length} job(s) answered 202 added again from their records (Redis had lost them)` + (replay.unreadable.length ? `; ${replay.unreadable.length} unreadable record(s) left in _jobs/` : ''));
+    }
     const started = performance.now();
-    const report = await reconcileCatalogWithStorage(catalog, createStorage(config), {
+    const report = await reconcileCatalogWithStorage(catalog, storage, {
       uploadJobPending: async (uploadId) => PENDING_JOB_STATES.has(await queue.getJobState(uploadJobId(uploadId))),
     });
     say(
@@ -147,6 +155,7 @@ async function reconcile(catalog: Catalog, config: Config): Promise<void> {
     if (more) say(`reconcile   ... and ${more} more`);
   } finally {
     await queue.close();
+    connection.disconnect();
   }
 }
 

@@ -163,7 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 3_000, 500, 600_000),
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 1_000, 500, 600_000),
-    redisAppendFsync: oneOf(env, 'EMBEDDED_REDIS_APPENDFSYNC', ['always', 'everysec'] as const, 'always'),
+    redisAppendFsync: oneOf(env, 'EMBEDDED_REDIS_APPENDFSYNC', ['always', 'everysec'] as const, 'everysec'),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
   };

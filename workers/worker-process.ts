@@ -11,6 +11,8 @@ import { libvipsThreadsFor, type Config } from '../src/config.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
+import type { RecordedJobData } from '../src/jobs/job-producer.js';
+import { replayJobRecords } from '../src/jobs/job-records.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
 import { publishJobOutcome } from '../src/jobs/job-outcomes.js';
@@ -80,9 +82,14 @@ export class WorkerProcess {
       // stored, and the job's state follows within a moment (~1 ms off every caller's wait).
       const announce = (outcome: Parameters<typeof publishJobOutcome>[1]) =>
         publishJobOutcome(this.connection!, outcome).catch((err: unknown) => this.log.debug({ err: String(err) }, 'job outcome not published'));
+      // An async job's durable record (src/jobs/job-records.ts) goes once the job has run; a crash
+      // before BullMQ marks it finished only runs the (idempotent) job again.
+      const forgetRecord = (job: { data?: RecordedJobData } | undefined) =>
+        job?.data?.jobRecordKey ? storage.delete(job.data.jobRecordKey).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job record not removed')) : undefined;
       const announcing: Processor = async (job, token) => {
         const result: unknown = await processor(job, token);
         void announce({ queue: name, id: job.id!, ok: true, result });
+        await forgetRecord(job);
         return result;
       };
       const worker = new Worker(name, announcing, {
@@ -98,13 +105,21 @@ export class WorkerProcess {
       worker.on('failed', (job, err) => {
         this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
         // Only final failures: a failure that will be retried has no outcome yet (finishedOn unset).
-        if (job?.id && job.finishedOn) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
+        if (job?.id && job.finishedOn) {
+          void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
+          void forgetRecord(job);
+        }
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
       this.metrics.attach(worker, name);
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    // Jobs answered 202 that Redis lost (a power cut within its last fsync second) are added again.
+    await replayJobRecords(storage, connection).then(
+      (replay) => replay.requeued.length > 0 && this.log.warn({ requeued: replay.requeued }, 'queued jobs lost by Redis added again from their records'),
+      (err: unknown) => this.log.warn({ err: String(err) }, 'job records not replayed'),
+    );
     this.heartbeat = new WorkerHeartbeat(this.connection, config.heartbeatMs, { queues: [...this.queues], concurrency: config.workerConcurrency });
     await this.heartbeat.start();
     this.metrics.start();

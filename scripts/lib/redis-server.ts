@@ -68,7 +68,7 @@ export function persistenceArgs(options: RedisServerOptions): string[] {
     '--save', '',
     '--appendonly', 'yes',
     '--appendfilename', 'pictor.aof',
-    '--appendfsync', options.appendFsync ?? 'always',
+    '--appendfsync', options.appendFsync ?? 'everysec',
     // A crash mid-append leaves a torn last command: load what precedes it instead of refusing to start.
     '--aof-load-truncated', 'yes',
   ];

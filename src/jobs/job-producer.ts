@@ -2,10 +2,13 @@
 // Results arrive as one message per finished job on the job-outcomes channel (job-outcomes.ts);
 // the job's own state is looked at when a caller joins an existing job and, as a safety net,
 // while a caller has waited longer than OUTCOME_RECHECK_MS (a message lost to a reconnect).
+import { randomUUID } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
 import { decodeFailure } from './job-failure.js';
+import type { Storage } from '../storage/storage.js';
+import { jobRecordKey, writeJobRecord } from './job-records.js';
 import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, type JobOutcome } from './job-outcomes.js';
 import type { JobTypes } from './job-types.js';
 import { ALL_QUEUES, REDIS_PREFIX, type QueueName } from './queue-names.js';
@@ -29,6 +32,13 @@ export interface JobProducerOptions {
   jobTimeoutMs: number;
   /** Waiting jobs above which synchronous callers get 503 + Retry-After at once. */
   maxWaiting: number;
+  /** Where enqueue() stores a durable record of each job before it is added (job-records.ts). */
+  jobRecords?: Storage;
+}
+
+/** Job data of a job with a durable record: the worker removes the record once the job has run. */
+export interface RecordedJobData {
+  jobRecordKey?: string;
 }
 
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -37,6 +47,11 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnComplete: { age: 3600, count: 2000 },
   removeOnFail: { age: 24 * 3600, count: 5000 },
 };
+
+/** A queue as every producer adds to it (prefix, retries, retention). */
+export function openQueue(name: QueueName, connection: Redis): Queue {
+  return new Queue(name, { connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+}
 
 /** How long a waiting caller tolerates a lost Redis connection (reconnects take well under this). */
 export const REDIS_LOSS_GRACE_MS = 2000;
@@ -87,7 +102,7 @@ export class JobProducer {
     options.connection.on('close', () => this.onRedisDown());
     options.connection.on('ready', () => this.onRedisUp());
     for (const name of ALL_QUEUES) {
-      this.queues[name] = new Queue(name, { connection: options.connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      this.queues[name] = openQueue(name, options.connection);
       this.queues[name].on('error', () => undefined);
       this.queues[name].setMaxListeners(0);
     }
@@ -138,15 +153,33 @@ export class JobProducer {
     return this.waitFor(name, opts.jobId, opts.timeoutMs, true, addFailed);
   }
 
-  /** Adds a job without waiting for it (async callers poll GET /jobs/{id}). */
+  /**
+   * Adds a job without waiting for it (async callers poll GET /jobs/{id}). With `jobRecords`, a
+   * durable record of the job is stored first, so a 202 survives Redis losing its last second
+   * of writes (power cut): the next start adds recorded jobs Redis no longer has.
+   */
   async enqueue<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions = {}) {
-    let job = await this.add(name, data, opts);
-    // A single-flight id may point at an old failed job: clear it and try once more.
-    if (opts.jobId && (await job.isFailed())) {
-      await job.remove().catch(() => undefined);
-      job = await this.add(name, data, opts);
+    const records = this.options.jobRecords;
+    if (records) {
+      const jobId = opts.jobId ?? randomUUID();
+      const recorded: RecordedJobData = { jobRecordKey: jobRecordKey(name, jobId) };
+      data = { ...data, ...recorded } as JobTypes[N]['data'];
+      opts = { ...opts, jobId };
+      await writeJobRecord(records, { queue: name, jobId, data, priority: opts.priority });
     }
-    return job;
+    try {
+      let job = await this.add(name, data, opts);
+      // A single-flight id may point at an old failed job: clear it and try once more.
+      if (opts.jobId && (await job.isFailed())) {
+        await job.remove().catch(() => undefined);
+        job = await this.add(name, data, opts);
+      }
+      return job;
+    } catch (err) {
+      // Not queued: no record may bring it back.
+      if (records && opts.jobId) await records.delete(jobRecordKey(name, opts.jobId)).catch(() => undefined);
+      throw err;
+    }
   }
 
   private async add<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions) {

@@ -34,7 +34,8 @@ export class FrontDoor {
       redis.once('ready', () => resolve());
       setTimeout(() => reject(new Error(`Redis at ${config.redisUrl} is not reachable`)), 10_000).unref();
     });
-    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting });
+    // Async requests (202) get a durable job record in storage too (src/jobs/job-records.ts).
+    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting, jobRecords: storage });
     await jobs.ready();
     const images = new ImageCache(catalog, config.imageCacheMs);
     // A subscriber connection can do nothing else; it reconnects (and clears the cache) by itself.

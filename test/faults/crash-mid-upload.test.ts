@@ -1,5 +1,7 @@
 // Crashes while uploads are in flight, and after 202s whose jobs had not run yet. SIGKILL reaches
 // the whole `npm start` tree (see crash-helpers.ts); the same DATA_DIR starts again.
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request, upload } from '../harness/http.js';
@@ -46,26 +48,27 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
     await assertNothingLost(tree, ack);
   });
 
-  it('async: uploads answered 202 before any worker ran them complete after kill and restart, and are listed', async () => {
+  /** Five async uploads answered 202 by a tree without workers (so none has run), then SIGKILL. */
+  async function queueAndKill(prefix: string): Promise<{ jobId: string; bytes: Buffer; publicId: string }[]> {
     await tree?.kill();
-    // No worker: the jobs are only queued when the tree dies.
     tree = await PictorTree.start(site.dataDir, site.port, { WORKERS: '0' });
     const jobs: { jobId: string; bytes: Buffer; publicId: string }[] = [];
     for (let i = 0; i < 5; i++) {
-      const bytes = await gradientJpeg(300 + i, 200, 80);
-      const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `a${i}.jpg`, path: '/cdn/upload', query: { async: 'true' }, fields: { public_id: `async/${i}` }, mime: 'image/jpeg' });
+      const bytes = await gradientJpeg(300 + i, 200 + prefix.length, 80);
+      const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `a${i}.jpg`, path: '/cdn/upload', query: { async: 'true' }, fields: { public_id: `${prefix}/${i}` }, mime: 'image/jpeg' });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
-      jobs.push({ jobId: res.body.job_id as string, bytes, publicId: `async/${i}` });
+      jobs.push({ jobId: res.body.job_id as string, bytes, publicId: `${prefix}/${i}` });
     }
     await tree.kill();
+    return jobs;
+  }
 
-    tree = await PictorTree.start(site.dataDir, site.port);
-    expect(tree.output()).to.match(/5 staged uploads kept for their jobs/);
+  async function completeAndList(jobs: { jobId: string; bytes: Buffer; publicId: string }[]) {
     for (const job of jobs) {
       let status: { state: string; result?: { imageId: string; public_url: string } } = { state: 'queued' };
       const deadline = Date.now() + 60_000;
       while (status.state !== 'completed' && Date.now() < deadline) {
-        const res = await request(tree.url(`/jobs/${job.jobId}`), { key: tree.key });
+        const res = await request(tree!.url(`/jobs/${job.jobId}`), { key: tree!.key });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         status = res.body as typeof status;
         expect(status.state).to.not.equal('failed');
@@ -74,6 +77,27 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
       expect(status.state, `job ${job.jobId}`).to.equal('completed');
       ack.images.set(status.result!.imageId, { url: status.result!.public_url, sha256: sha256(job.bytes), publicId: job.publicId });
     }
-    await assertNothingLost(tree, ack);
+    await assertNothingLost(tree!, ack);
+    // Each job's durable record went once it had run.
+    await sleep(500);
+    const records = path.join(site.dataDir, 'storage', '_jobs');
+    expect(fs.existsSync(records) ? fs.readdirSync(records, { recursive: true }).filter((f) => String(f).endsWith('.json')) : []).to.deep.equal([]);
+  }
+
+  it('async: uploads answered 202 before any worker ran them complete after kill and restart, and are listed', async () => {
+    const jobs = await queueAndKill('async');
+    tree = await PictorTree.start(site.dataDir, site.port);
+    expect(tree.output()).to.match(/5 staged uploads kept for their jobs/);
+    await completeAndList(jobs);
+  });
+
+  it('async, Redis lost its queue too (as a power cut within its fsync second): the jobs are added again from their records', async () => {
+    const jobs = await queueAndKill('lost');
+    // appendfsync everysec: a power cut may lose Redis' last second. Here it loses everything.
+    fs.rmSync(path.join(site.dataDir, 'redis'), { recursive: true, force: true });
+    tree = await PictorTree.start(site.dataDir, site.port);
+    expect(tree.output()).to.match(/5 job\(s\) answered 202 added again from their records/);
+    expect(tree.output()).to.match(/5 staged uploads kept for their jobs/);
+    await completeAndList(jobs);
   });
 });
