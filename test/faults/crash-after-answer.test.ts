@@ -8,27 +8,17 @@
 // survive either way (the reconcile re-adopts them from their metadata).
 import { expect } from 'chai';
 import { request } from '../harness/http.js';
-import { assertNothingLost, crashSite, createKeyWithCli, distinctJpeg, nothingYet, PictorTree, sleep, uploadAcknowledged } from './crash-helpers.js';
+import { assertNothingLost, createKeyWithCli, distinctJpeg, nothingYet, sleep, uploadAcknowledged, useCrashSite } from './crash-helpers.js';
 
 describe('crash: SIGKILL of the whole npm start right after 30 acknowledged uploads', function () {
   this.timeout(600_000);
-  let site: Awaited<ReturnType<typeof crashSite>>;
-  let tree: PictorTree | null = null;
+  const site = useCrashSite();
   const ack = nothingYet();
   let n = 0;
 
-  before(async () => {
-    site = await crashSite();
-    tree = await PictorTree.start(site.dataDir, site.port);
-  });
-  after(async () => {
-    await tree?.kill();
-    site?.remove();
-  });
-
   for (const delayMs of (process.env.CRASH_DELAYS ?? "0,300,2000,12000").split(",").map(Number)) {
     it(`killed ${delayMs / 1000} s after the last answer: every acknowledged image, the project and the key are there`, async () => {
-      const running = tree!;
+      const running = site().tree!;
       const slug = `crash-${delayMs}`;
       const project = await request(running.url('/cdn/projects'), { method: 'POST', key: running.key, json: { name: slug } });
       expect(project.status, JSON.stringify(project.body)).to.equal(200);
@@ -38,11 +28,11 @@ describe('crash: SIGKILL of the whole npm start right after 30 acknowledged uplo
         const res = await uploadAcknowledged(running, ack, await distinctJpeg(n), `crash/${delayMs}/${i}`, { project: project.body.slug as string });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
       }
-      ack.keys.push(await createKeyWithCli(site.dataDir, `cli-${delayMs}`));
+      ack.keys.push(await createKeyWithCli(site().dataDir, `cli-${delayMs}`));
       await sleep(delayMs);
-      await running.kill();
+      await site().kill();
 
-      tree = await PictorTree.start(site.dataDir, site.port);
+      const tree = await site().start();
       const { listed } = await assertNothingLost(tree, ack);
       expect(listed).to.equal(ack.images.size);
       // Nothing was adopted or quarantined that the catalog should have kept by itself.

@@ -91,10 +91,45 @@ export class PictorTree {
 }
 
 
-/** A temporary DATA_DIR and a port kept across restarts (public URLs name the port). */
-export async function crashSite(): Promise<{ dataDir: string; port: number; remove(): void }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-crash-'));
-  return { dataDir, port: await freePort(), remove: () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+/** A temporary DATA_DIR and a port kept across restarts (public URLs name the port), and the tree running on them. */
+export class CrashSite {
+  tree: PictorTree | null = null;
+  private constructor(
+    readonly dataDir: string,
+    readonly port: number,
+  ) {}
+
+  static async create(): Promise<CrashSite> {
+    return new CrashSite(fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-crash-')), await freePort());
+  }
+
+  /** Starts a tree (after killing the running one, if any). */
+  async start(env: Record<string, string> = {}): Promise<PictorTree> {
+    await this.kill();
+    this.tree = await PictorTree.start(this.dataDir, this.port, env);
+    return this.tree;
+  }
+
+  async kill(): Promise<void> {
+    await this.tree?.kill();
+    this.tree = null;
+  }
+
+  async remove(): Promise<void> {
+    await this.kill();
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Mocha hooks for a suite on one CrashSite: made (and a tree started, unless told not to) before, removed after. */
+export function useCrashSite(options: { startTree?: boolean } = {}): () => CrashSite {
+  let site: CrashSite | null = null;
+  before(async () => {
+    site = await CrashSite.create();
+    if (options.startTree !== false) await site.start();
+  });
+  after(async () => site?.remove());
+  return () => site!;
 }
 
 /** `npm run keys -- create --user <id> --json` against the running tree (finds it through DATA_DIR/runtime.json). */

@@ -5,25 +5,15 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request, upload } from '../harness/http.js';
-import { assertNothingLost, crashSite, nothingYet, PictorTree, sha256, sleep, uploadAcknowledged } from './crash-helpers.js';
+import { assertNothingLost, nothingYet, sha256, sleep, uploadAcknowledged, useCrashSite } from './crash-helpers.js';
 
 describe('crash: SIGKILL of the whole npm start while uploads are in flight', function () {
   this.timeout(300_000);
-  let site: Awaited<ReturnType<typeof crashSite>>;
-  let tree: PictorTree | null = null;
+  const site = useCrashSite({ startTree: false });
   const ack = nothingYet();
 
-  before(async () => {
-    site = await crashSite();
-  });
-  after(async () => {
-    await tree?.kill();
-    site?.remove();
-  });
-
   it('mid-upload: answered uploads survive, unanswered ones are whole or absent, counts agree', async () => {
-    tree = await PictorTree.start(site.dataDir, site.port);
-    const running = tree;
+    const running = await site().start();
     // Large enough (~1-2 MB, a few hundred ms of inspection each on 2 cores) that many are in flight at the kill.
     const files = await Promise.all(Array.from({ length: 16 }, (_, i) => gradientJpeg(1600 + i * 8, 1200, 92)));
     let answered = 0;
@@ -36,12 +26,12 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
         .catch(() => 'no answer'),
     );
     while (answered < 3) await sleep(5);
-    await running.kill();
+    await site().kill();
     const outcomes = await Promise.all(uploads);
     console.log(`      at the kill: ${answered} of 16 answered 200; outcomes ${outcomes.join(' ')}`);
     expect(outcomes.filter((o) => o !== 200).length, 'some uploads were still in flight').to.be.greaterThan(0);
 
-    tree = await PictorTree.start(site.dataDir, site.port);
+    const tree = await site().start();
     console.log(`      ${/reconcile .*/.exec(tree.output())?.[0]}`);
     // Unanswered uploads whose job survived in Redis finish after the restart; give them a moment.
     await sleep(3000);
@@ -50,8 +40,7 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
 
   /** Five async uploads answered 202 by a tree without workers (so none has run), then SIGKILL. */
   async function queueAndKill(prefix: string): Promise<{ jobId: string; bytes: Buffer; publicId: string }[]> {
-    await tree?.kill();
-    tree = await PictorTree.start(site.dataDir, site.port, { WORKERS: '0' });
+    const tree = await site().start({ WORKERS: '0' });
     const jobs: { jobId: string; bytes: Buffer; publicId: string }[] = [];
     for (let i = 0; i < 5; i++) {
       const bytes = await gradientJpeg(300 + i, 200 + prefix.length, 80);
@@ -59,7 +48,7 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       jobs.push({ jobId: res.body.job_id as string, bytes, publicId: `${prefix}/${i}` });
     }
-    await tree.kill();
+    await site().kill();
     return jobs;
   }
 
@@ -68,7 +57,7 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
       let status: { state: string; result?: { imageId: string; public_url: string } } = { state: 'queued' };
       const deadline = Date.now() + 60_000;
       while (status.state !== 'completed' && Date.now() < deadline) {
-        const res = await request(tree!.url(`/jobs/${job.jobId}`), { key: tree!.key });
+        const res = await request(site().tree!.url(`/jobs/${job.jobId}`), { key: site().tree!.key });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         status = res.body as typeof status;
         expect(status.state).to.not.equal('failed');
@@ -77,16 +66,16 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
       expect(status.state, `job ${job.jobId}`).to.equal('completed');
       ack.images.set(status.result!.imageId, { url: status.result!.public_url, sha256: sha256(job.bytes), publicId: job.publicId });
     }
-    await assertNothingLost(tree!, ack);
+    await assertNothingLost(site().tree!, ack);
     // Each job's durable record went once it had run.
     await sleep(500);
-    const records = path.join(site.dataDir, 'storage', '_jobs');
+    const records = path.join(site().dataDir, 'storage', '_jobs');
     expect(fs.existsSync(records) ? fs.readdirSync(records, { recursive: true }).filter((f) => String(f).endsWith('.json')) : []).to.deep.equal([]);
   }
 
   it('async: uploads answered 202 before any worker ran them complete after kill and restart, and are listed', async () => {
     const jobs = await queueAndKill('async');
-    tree = await PictorTree.start(site.dataDir, site.port);
+    const tree = await site().start();
     expect(tree.output()).to.match(/5 staged uploads kept for their jobs/);
     await completeAndList(jobs);
   });
@@ -94,8 +83,8 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
   it('async, Redis lost its queue too (as a power cut within its fsync second): the jobs are added again from their records', async () => {
     const jobs = await queueAndKill('lost');
     // appendfsync everysec: a power cut may lose Redis' last second. Here it loses everything.
-    fs.rmSync(path.join(site.dataDir, 'redis'), { recursive: true, force: true });
-    tree = await PictorTree.start(site.dataDir, site.port);
+    fs.rmSync(path.join(site().dataDir, 'redis'), { recursive: true, force: true });
+    const tree = await site().start();
     expect(tree.output()).to.match(/5 job\(s\) answered 202 added again from their records/);
     expect(tree.output()).to.match(/5 staged uploads kept for their jobs/);
     await completeAndList(jobs);

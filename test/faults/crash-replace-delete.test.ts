@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request } from '../harness/http.js';
-import { assertNothingLost, crashSite, nothingYet, PictorTree, sha256, sleep, uploadAcknowledged } from './crash-helpers.js';
+import { assertNothingLost, nothingYet, sha256, sleep, uploadAcknowledged, useCrashSite, type PictorTree } from './crash-helpers.js';
 
 const COUNT = 12;
 
@@ -24,21 +24,11 @@ async function listedByPublicId(tree: PictorTree): Promise<Map<string, { imageId
 
 describe('crash: SIGKILL of the whole npm start during replacements and deletes', function () {
   this.timeout(300_000);
-  let site: Awaited<ReturnType<typeof crashSite>>;
-  let tree: PictorTree | null = null;
+  const site = useCrashSite();
   const ack = nothingYet();
 
-  before(async () => {
-    site = await crashSite();
-    tree = await PictorTree.start(site.dataDir, site.port);
-  });
-  after(async () => {
-    await tree?.kill();
-    site?.remove();
-  });
-
   it('during a replacement of existing public_ids: each is listed once, with the old or the new bytes (the new once answered)', async () => {
-    const running = tree!;
+    const running = site().tree!;
     const old = new Map<string, string>();
     for (let i = 0; i < COUNT; i++) {
       const png = await sharp({ create: { width: 900, height: 700, channels: 3, background: { r: i * 20, g: 90, b: 200 } } }).png({ compressionLevel: 1 }).toBuffer();
@@ -55,11 +45,11 @@ describe('crash: SIGKILL of the whole npm start during replacements and deletes'
         .catch(() => 'no answer'),
     );
     while (answered < 2) await sleep(5);
-    await running.kill();
+    await site().kill();
     const outcomes = await Promise.all(pending);
     console.log(`      at the kill: ${answered} of ${COUNT} replacements answered; outcomes ${outcomes.join(' ')}`);
 
-    tree = await PictorTree.start(site.dataDir, site.port);
+    const tree = await site().start();
     console.log(`      ${/reconcile .*/.exec(tree.output())?.[0]}`);
     await sleep(3000); // replacements whose jobs survived finish
     const listed = await listedByPublicId(tree);
@@ -81,7 +71,7 @@ describe('crash: SIGKILL of the whole npm start during replacements and deletes'
   });
 
   it('during deletes: acknowledged deletes stay gone after kill, replay and reconcile; counts agree', async () => {
-    const running = tree!;
+    const running = site().tree!;
     const targets: string[] = [];
     for (let i = 0; i < COUNT; i++) {
       const res = await uploadAcknowledged(running, ack, await gradientJpeg(200 + i, 150, 80), `del/${i}`);
@@ -101,18 +91,17 @@ describe('crash: SIGKILL of the whole npm start during replacements and deletes'
         .catch(() => 'no answer'),
     );
     while (answered < 3) await sleep(1);
-    await running.kill();
+    await site().kill();
     const outcomes = await Promise.all(pending);
     console.log(`      at the kill: ${answered} of ${COUNT} deletes answered; outcomes ${outcomes.join(' ')}`);
     // An unanswered delete may or may not have happened: no promise either way.
     for (const imageId of targets) ack.images.delete(imageId);
 
-    tree = await PictorTree.start(site.dataDir, site.port);
+    let tree = await site().start();
     console.log(`      ${/reconcile .*/.exec(tree.output())?.[0]}`);
     await assertNothingLost(tree, ack);
     // And once more: a second crash and start (replay, reconcile again) brings nothing back.
-    await tree.kill();
-    tree = await PictorTree.start(site.dataDir, site.port);
+    tree = await site().start();
     await assertNothingLost(tree, ack);
   });
 });

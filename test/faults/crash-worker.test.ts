@@ -14,7 +14,8 @@ describe('crash: a worker SIGKILLed mid-job with the default locks', function ()
 
   before(async () => {
     // No JOB_LOCK_MS / JOB_STALLED_INTERVAL_MS here: the defaults are under test.
-    svc = await TestService.start({ workers: 2, env: { AVIF_EFFORT: '6', WORKER_CONCURRENCY: '1', JOB_TIMEOUT_MS: '30000' } });
+    // AVIF at effort 4 from a 2400×1600 original: a job of a few seconds, long enough to kill.
+    svc = await TestService.start({ workers: 2, env: { AVIF_EFFORT: '4', WORKER_CONCURRENCY: '1', JOB_TIMEOUT_MS: '30000' } });
     const defaults = loadConfig({});
     expect(svc.config.jobLockMs).to.equal(defaults.jobLockMs);
     expect(svc.config.stalledIntervalMs).to.equal(defaults.stalledIntervalMs);
@@ -26,15 +27,14 @@ describe('crash: a worker SIGKILLed mid-job with the default locks', function ()
     const up = await upload(svc.baseUrl, { key: user.key, bytes: await jpeg(2400, 1600), filename: 'big.jpg' });
     expect(up.status, JSON.stringify(up.body)).to.equal(200);
     const started = Date.now();
-    const pending = request(svc.url(`/transform?src=${encodeURIComponent(up.body.public_url)}&w=2000&f=avif&q=70`), { key: user.key });
+    const pending = request(svc.url(`/transform?src=${encodeURIComponent(up.body.public_url)}&w=1200&f=avif&q=60`), { key: user.key });
     const queue = svc.deps.jobs.queues.transform;
     const active = await waitFor('the transform job to become active', async () => {
       const [job] = await queue.getJobs(['active']);
       return job?.processedBy ? job : null;
     }, 15_000, 20);
     const victim = svc.workers.find((w) => w.pid === Number(active.processedBy!.split(':').pop()))!;
-    // Past the first lock renewal, so the lock was live and renewed when the process died.
-    await new Promise((r) => setTimeout(r, 1700));
+    await new Promise((r) => setTimeout(r, 300)); // well inside the encode
     victim.kill('SIGKILL');
     await exited(victim);
     const killedAt = Date.now();

@@ -167,4 +167,21 @@ describe('npm start (embedded defaults)', () => {
     }
     expect(await stop(running)).to.equal(0);
   });
+
+  it('a start with an empty DATA_DIR against the existing storage adopts every original (none deleted)', async function () {
+    this.timeout(45_000);
+    const stored = fs.readdirSync(path.join(storageDir, 'bob/images')).sort();
+    dataDir = path.join(root, 'fresh-data'); // catalog, Redis and credential all gone
+    const running = await start();
+    expect(running.output()).to.match(/reconcile 0 catalog entries .*: 1 adopted, 0 quarantined, 0 dropped/);
+    expect(running.output()).to.include('adopted     bob/images/keeper.jpg');
+    expect(fs.readdirSync(path.join(storageDir, 'bob/images')).sort()).to.deep.equal(stored);
+    const listed = await request(`${baseUrl}/cdn/images`, { key: KEY });
+    expect((listed.body.images as { public_id: string }[]).map((i) => i.public_id)).to.deep.equal(['keeper']);
+    const original = await request(kept.url);
+    expect(original.bytes.equals(kept.bytes)).to.equal(true);
+    const usage = await request(`${baseUrl}/cdn/usage`, { key: KEY });
+    expect([usage.body.image_count, usage.body.storage_bytes]).to.deep.equal([1, kept.bytes.length]);
+    expect(await stop(running)).to.equal(0);
+  });
 });
