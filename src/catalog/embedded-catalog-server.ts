@@ -15,7 +15,7 @@ import mongoose from 'mongoose';
 import { CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
 import { createLogger } from '../logger.js';
 import { DurableCongoServer } from './journal/durable-congo-server.js';
-import type { CompactionReport, JournalLoadReport } from './journal/journaled-storage-adapter.js';
+import type { CompactionReport, JournalLoadReport, JournalLogger } from './journal/journaled-storage-adapter.js';
 
 // The driver and BSON library mongoose itself uses: documents parsed here serialize without
 // cross-version surprises (mongodb is not a direct dependency of ours).
@@ -40,6 +40,8 @@ export interface EmbeddedCatalogServerOptions {
   legacySnapshotFile?: string;
   /** Compaction threshold in bytes of journal since the last snapshot (tests use small ones). */
   compactMinBytes?: number;
+  /** Where the journal reports torn records, damage and compactions (default: a pino logger). */
+  log?: JournalLogger;
 }
 
 export interface EmbeddedCatalogServer {
@@ -75,7 +77,7 @@ export async function startEmbeddedCatalogServer(options: EmbeddedCatalogServerO
   const port0 = options.port ?? 0;
   const migrating = options.dataDir && options.legacySnapshotFile ? await prepareMigration(options.dataDir, options.legacySnapshotFile) : false;
   const durable = options.dataDir
-    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes })
+    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes })
     : null;
   const server = durable ?? new CongoServer({ host, port: port0, storage: 'memory' });
   await server.start();

@@ -402,8 +402,6 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   private async runCompaction(): Promise<CompactionReport> {
     const writer = this.writer!;
     const started = performance.now();
-    let sliceStart = started;
-    let longestSliceMs = 0;
     // Everything appended from here on goes to segment `seq`, which the snapshot does not cover.
     const seq = writer.rotate();
     const coveredUpTo = writer.position;
@@ -411,9 +409,11 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       db,
       collections: [...colls].map(([c, docs]) => ({ c, docs, specs: (this.indexes.get(db)?.get(c) ?? []).slice() })),
     }));
+    let longestSliceMs = performance.now() - started; // rotation and the plan: one synchronous step
     const final = inDir(this.dir, snapshotName(seq));
     const tmp = `${final}.tmp`;
     const handle = await open(tmp, 'w', 0o600);
+    let sliceStart = performance.now();
     let chunks: Buffer[] = [];
     let chunkBytes = 0;
     let bytes = 0;
@@ -421,41 +421,44 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     const endSlice = () => {
       longestSliceMs = Math.max(longestSliceMs, performance.now() - sliceStart);
     };
-    const push = async (record: JournalRecord) => {
+    // Records are added synchronously; only every compactSliceMs (or 1 MiB) the buffered part is
+    // written and the event loop gets a turn, so commands wait at most about one slice.
+    const add = (record: JournalRecord) => {
       const frame = encodeFrame(Buffer.from(serialize(record)));
       chunks.push(frame);
       chunkBytes += frame.length;
-      if (chunkBytes >= 1 << 20 || performance.now() - sliceStart >= this.compactSliceMs) {
-        const data = Buffer.concat(chunks);
-        chunks = [];
-        chunkBytes = 0;
-        endSlice();
-        await handle.write(data);
-        bytes += data.length;
-        await yieldToEventLoop();
-        sliceStart = performance.now();
-      }
+    };
+    const sliceDue = () => chunkBytes >= 1 << 20 || performance.now() - sliceStart >= this.compactSliceMs;
+    const writeAndYield = async () => {
+      const data = Buffer.concat(chunks);
+      chunks = [];
+      chunkBytes = 0;
+      endSlice();
+      await handle.write(data);
+      bytes += data.length;
+      await yieldToEventLoop();
+      sliceStart = performance.now();
     };
     try {
-      await push({ o: 'snapshot', v: SNAPSHOT_VERSION, seq });
+      add({ o: 'snapshot', v: SNAPSHOT_VERSION, seq });
       for (const { db, collections } of plan) {
-        await push({ o: 'cd', db });
+        add({ o: 'cd', db });
         for (const { c, docs, specs } of collections) {
-          await push({ o: 'cc', db, c });
-          await push({ o: 'ix', db, c, specs });
+          add({ o: 'cc', db, c });
+          add({ o: 'ix', db, c, specs });
           // Live iteration: documents changed meanwhile are also in segment `seq` (see top).
           for (const d of docs.values()) {
-            await push({ o: 'put', db, c, d });
+            add({ o: 'put', db, c, d });
             documents++;
-            if (this.closing) throw new Error('catalog closing');
+            if (sliceDue()) {
+              await writeAndYield();
+              if (this.closing) throw new Error('catalog closing');
+            }
           }
         }
       }
-      await push({ o: 'end', documents });
-      const rest = Buffer.concat(chunks);
-      endSlice();
-      await handle.write(rest);
-      bytes += rest.length;
+      add({ o: 'end', documents });
+      await writeAndYield();
       // What the snapshot shows must be durable in the journal too, or a crash could bring back
       // a state no acknowledged history led to.
       await writer.whenDurable(writer.position);
