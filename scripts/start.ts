@@ -1,5 +1,5 @@
 // `npm start`: brings the whole service up on one machine. With no env it starts a private
-// redis-server, the embedded catalog (snapshotted to disk), local storage under ./data, the front
+// redis-server, the embedded catalog (journaled to disk), local storage under ./data, the front
 // door and WORKERS worker processes, and prints the URL and a ready-to-use API key. REDIS_URL,
 // MONGO_URL and STORAGE_DRIVER=gcs switch each part to an external service instead.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
-import { exportCatalogSnapshot, importCatalogSnapshot, startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
+import { startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
 import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
 import { loadConfigOrExit, type Config } from '../src/config.js';
 import { openQueue } from '../src/jobs/job-producer.js';
@@ -46,33 +46,36 @@ async function main() {
     say(`redis     private redis-server at ${redis.url}; queued jobs kept in ${redisDir} (appendfsync ${early.redisAppendFsync})`);
   }
 
-  let snapshotFile: string | null = null;
+  let embeddedCatalog = false;
   if (!env.MONGO_URL) {
-    const catalogServer = await startEmbeddedCatalogServer({ port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0 });
-    env.MONGO_URL = catalogServer.url;
-    snapshotFile = path.join(dataDir, 'catalog-snapshot.json');
-    const restored = await importCatalogSnapshot(catalogServer.url, snapshotFile);
-    say(
-      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogServer.url.split('?')[0]}; memory only: ` +
-        `snapshot to ${snapshotFile} every 10 s and at shutdown` +
-        (restored ? ` (restored ${restored.documents} documents)` : ''),
-    );
-    const file = snapshotFile;
-    const snapshot = () => exportCatalogSnapshot(catalogServer.url, file).then(() => undefined);
-    const timer = setInterval(() => snapshot().catch((err: unknown) => log.warn({ err }, 'snapshot failed')), 10_000);
-    timer.unref();
-    cleanups.unshift(async () => {
-      clearInterval(timer);
-      await snapshot().catch(() => undefined);
-      await catalogServer.stop();
+    const catalogDir = path.join(dataDir, 'catalog');
+    const catalogServer = await startEmbeddedCatalogServer({
+      port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0,
+      dataDir: catalogDir,
+      // written by versions before the journal; imported once, then renamed *.migrated
+      legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
     });
+    env.MONGO_URL = catalogServer.url;
+    embeddedCatalog = true;
+    const loaded = catalogServer.journal!.loadReport;
+    const migrated = catalogServer.journal!.migrated;
+    say(
+      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogServer.url.split('?')[0]}; ` +
+        `every write journaled to ${catalogDir} before it is acknowledged` +
+        ` (loaded ${loaded.snapshot?.documents ?? 0} documents from the snapshot and ${loaded.records} journal records in ${Math.round(loaded.ms)} ms` +
+        (loaded.droppedTail ? `; dropped a torn last record of ${loaded.droppedTail.bytes} bytes` : '') +
+        (migrated ? `; migrated ${migrated.documents} documents from ${migrated.file}` : '') +
+        ')',
+    );
+    if (loaded.corruption) say(`catalog   WARNING: journal damaged at ${loaded.corruption.file} byte ${loaded.corruption.offset}; later records set aside in ${loaded.corruption.setAside.join(', ')}`);
+    cleanups.unshift(() => catalogServer.stop());
   }
 
   const config = loadConfigOrExit(env);
   const catalog = await Catalog.connect(config.mongoUrl);
   let keyLine: string;
   try {
-    if (snapshotFile) await reconcile(catalog, config);
+    if (embeddedCatalog) await reconcile(catalog, config);
     if (config.apiKeysSeed) {
       const first = parseKeySeed(config.apiKeysSeed)[0];
       keyLine = `api key   ${first.key} (user ${first.userId}, from API_KEYS_SEED)`;

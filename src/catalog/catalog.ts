@@ -7,6 +7,7 @@ import { imageModel, type ImageDoc } from './models/image.model.js';
 import { projectModel, type ProjectDoc } from './models/project.model.js';
 import { usageModel, type UsageDoc } from './models/usage.model.js';
 import { userModel, type UserDoc } from './models/user.model.js';
+import { catalogWriteConcern } from './write-concern.js';
 
 export interface CatalogOptions {
   /** How long an operation waits for a server before failing (fast 503s when Mongo is down). */
@@ -50,6 +51,7 @@ export class Catalog {
       // Commands fail instead of queueing forever while the server is away.
       bufferCommands: false,
       autoIndex: false,
+      writeConcern: catalogWriteConcern(url),
     });
     await connection.asPromise();
     const catalog = new Catalog(connection);

@@ -2,16 +2,20 @@
 // single-box demo). It is CongoDB from @push.rocks/smartmongo, patched in patches/ (unique
 // indexes, E11000, polling monitor, string _ids, key lookups). Production uses real MongoDB.
 //
-// CongoDB keeps data in memory only, so the catalog survives a restart through an explicit
-// snapshot: exportCatalogSnapshot() before stopping, importCatalogSnapshot() after starting.
-// Snapshots go through the ordinary driver, so they work against real MongoDB as well.
+// With `dataDir` every acknowledged write is journaled to disk first (src/catalog/journal/, see
+// docs/durability.md); without it the catalog lives in memory (tests). exportCatalogSnapshot() /
+// importCatalogSnapshot() copy a catalog through the ordinary driver (also against real
+// MongoDB); start-up migrates the JSON snapshot that older versions wrote instead of a journal.
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import mongoose from 'mongoose';
 import { CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
+import { createLogger } from '../logger.js';
+import { DurableCongoServer } from './journal/durable-congo-server.js';
+import type { CompactionReport, JournalLoadReport, JournalLogger } from './journal/journaled-storage-adapter.js';
 
 // The driver and BSON library mongoose itself uses: documents parsed here serialize without
 // cross-version surprises (mongodb is not a direct dependency of ours).
@@ -27,6 +31,17 @@ export interface EmbeddedCatalogServerOptions {
   host?: string;
   /** Database name put into the returned URL. */
   dbName?: string;
+  /** Directory of the journal and snapshots; the catalog is memory-only without it. */
+  dataDir?: string;
+  /**
+   * A JSON snapshot written by an older version (exportCatalogSnapshot); imported once into an
+   * empty `dataDir`, then renamed to `<file>.migrated`.
+   */
+  legacySnapshotFile?: string;
+  /** Compaction threshold in bytes of journal since the last snapshot (tests use small ones). */
+  compactMinBytes?: number;
+  /** Where the journal reports torn records, damage and compactions (default: a pino logger). */
+  log?: JournalLogger;
 }
 
 export interface EmbeddedCatalogServer {
@@ -34,6 +49,13 @@ export interface EmbeddedCatalogServer {
   url: string;
   host: string;
   port: number;
+  /** Present when started with `dataDir`. */
+  journal?: {
+    loadReport: JournalLoadReport;
+    migrated: CatalogSnapshotSummary | null;
+    compact(): Promise<CompactionReport>;
+    stats(): { appendedBytes: number; records: number; syncs: number; uncoveredBytes: number; snapshotBytes: number };
+  };
   stop(): Promise<void>;
 }
 
@@ -52,7 +74,12 @@ export interface CatalogSnapshotSummary {
 export async function startEmbeddedCatalogServer(options: EmbeddedCatalogServerOptions = {}): Promise<EmbeddedCatalogServer> {
   const host = options.host ?? '127.0.0.1';
   const dbName = options.dbName ?? 'pictor';
-  const server = new CongoServer({ host, port: options.port ?? 0, storage: 'memory' });
+  const port0 = options.port ?? 0;
+  const migrating = options.dataDir && options.legacySnapshotFile ? await prepareMigration(options.dataDir, options.legacySnapshotFile) : false;
+  const durable = options.dataDir
+    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes })
+    : null;
+  const server = durable ?? new CongoServer({ host, port: port0, storage: 'memory' });
   await server.start();
   // The patched server reports the bound port; fall back to the listening socket otherwise.
   let port = server.port;
@@ -65,13 +92,71 @@ export async function startEmbeddedCatalogServer(options: EmbeddedCatalogServerO
     throw new Error('embedded catalog server: could not determine the listening port');
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `mongodb://${urlHost}:${port}/${dbName}?directConnection=true&serverMonitoringMode=poll`;
+  let migrated: CatalogSnapshotSummary | null = null;
+  if (migrating && options.dataDir && options.legacySnapshotFile) {
+    try {
+      migrated = await finishMigration(url, options.dataDir, options.legacySnapshotFile);
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+  }
   let stopped: Promise<void> | undefined;
   return {
-    url: `mongodb://${urlHost}:${port}/${dbName}?directConnection=true&serverMonitoringMode=poll`,
+    url,
     host,
     port,
+    journal: durable
+      ? {
+          loadReport: durable.journal.loadReport!,
+          migrated,
+          compact: () => durable.journal.compact(),
+          stats: () => durable.journal.journalStats(),
+        }
+      : undefined,
     stop: () => (stopped ??= server.stop()),
   };
+}
+
+const MIGRATION_MARKER = 'migrating-from-json-snapshot';
+
+function isMissing(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+}
+
+/**
+ * Decides before the server starts whether a legacy JSON snapshot is to be imported: only into an
+ * empty journal directory, or again from scratch when a previous import was interrupted (the
+ * marker file is still there). Returns true when finishMigration must run after the start.
+ */
+async function prepareMigration(dataDir: string, legacyFile: string): Promise<boolean> {
+  try {
+    await stat(legacyFile);
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const entries = await readdir(dataDir);
+  if (entries.includes(MIGRATION_MARKER)) {
+    for (const name of entries) if (name !== MIGRATION_MARKER) await rm(path.join(dataDir, name), { recursive: true, force: true });
+  } else if (entries.length > 0) {
+    return false; // the journal already holds the catalog; the JSON file is stale
+  }
+  await writeFile(path.join(dataDir, MIGRATION_MARKER), `${legacyFile}\n`);
+  await syncDirectory(dataDir);
+  return true;
+}
+
+async function finishMigration(url: string, dataDir: string, legacyFile: string): Promise<CatalogSnapshotSummary | null> {
+  // Imported through the driver, so every document is journaled like any other write.
+  const summary = await importCatalogSnapshot(url, legacyFile);
+  await rename(legacyFile, `${legacyFile}.migrated`);
+  await syncDirectory(path.dirname(legacyFile));
+  await rm(path.join(dataDir, MIGRATION_MARKER));
+  await syncDirectory(dataDir);
+  return summary;
 }
 
 const SNAPSHOT_FORMAT = 'pictor-catalog-snapshot';

@@ -1,0 +1,61 @@
+// CongoServer over the journaled storage. Commands still run one at a time (the patched
+// commandQueue); what changes is when a reply leaves: only once the journal is synced up to the
+// position the command reached. The queue never waits for the disk, so commands keep running while
+// a sync is in flight, and one sync acknowledges every command that finished meanwhile (group
+// commit, like MongoDB's j:true). Reads wait too, so nobody acts on data that is not yet durable.
+import { CommandRouter, CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
+import { JournaledStorageAdapter, type JournaledStorageOptions } from './journaled-storage-adapter.js';
+
+type Command = unknown;
+type Reply = Record<string, unknown>;
+
+/** Parts of the patched CongoServer (patches/) replaced or used here. */
+interface CongoServerInternals {
+  storage: unknown;
+  commandRouter: { route(command: Command): Promise<Reply> };
+  commandQueue: Promise<void>;
+}
+
+export interface DurableCongoServerOptions extends JournaledStorageOptions {
+  host: string;
+  port: number;
+}
+
+export class DurableCongoServer extends CongoServer {
+  readonly journal: JournaledStorageAdapter;
+
+  constructor(options: DurableCongoServerOptions) {
+    super({ host: options.host, port: options.port, storage: 'memory' });
+    const { host: _host, port: _port, ...journalOptions } = options;
+    this.journal = new JournaledStorageAdapter(journalOptions);
+    const internals = this.internals();
+    internals.storage = this.journal;
+    internals.commandRouter = new CommandRouter(this.journal as never, this) as unknown as CongoServerInternals['commandRouter'];
+  }
+
+  private internals(): CongoServerInternals {
+    return this as unknown as CongoServerInternals;
+  }
+
+  /** Replaces the patched server's method of the same name (called for every message). */
+  runSerialized(command: Command): Promise<Reply> {
+    const internals = this.internals();
+    const run = internals.commandQueue.then(async () => {
+      const reply = await internals.commandRouter.route(command);
+      return { reply, position: this.journal.journalPosition };
+    });
+    internals.commandQueue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run.then(async ({ reply, position }) => {
+      try {
+        await this.journal.whenDurable(position);
+      } catch (err) {
+        // The change may be in memory but is not on disk: the client must not count on it.
+        return { ok: 0, errmsg: (err as Error).message, code: 1, codeName: 'InternalError' };
+      }
+      return reply;
+    });
+  }
+}
