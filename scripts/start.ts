@@ -54,6 +54,7 @@ async function main() {
       dataDir: catalogDir,
       // written by versions before the journal; imported once, then renamed *.migrated
       legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
+      compactMinBytes: early.catalogCompactMinBytes,
     });
     env.MONGO_URL = catalogServer.url;
     embeddedCatalog = true;

@@ -60,6 +60,8 @@ export interface Config {
   stalledIntervalMs: number;
   /** fsync policy of the private redis-server `npm start` runs (its append-only file in DATA_DIR). */
   redisAppendFsync: 'always' | 'everysec';
+  /** Journal bytes after which `npm start`'s embedded catalog compacts (at least the snapshot's size). */
+  catalogCompactMinBytes: number;
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int(env, 'JOB_LOCK_MS', 3_000, 500, 600_000),
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 1_000, 500, 600_000),
     redisAppendFsync: oneOf(env, 'EMBEDDED_REDIS_APPENDFSYNC', ['always', 'everysec'] as const, 'everysec'),
+    catalogCompactMinBytes: int(env, 'EMBEDDED_CATALOG_COMPACT_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
   };

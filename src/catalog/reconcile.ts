@@ -92,16 +92,25 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
   // Every listed original by storage key: its current version and owner.
   const known = new Map<string, KnownOriginal>();
 
+  // One listing instead of a stat per entry (a round trip each on GCS): original key → the upload
+  // its metadata names ('' when none).
+  const originals = new Map<string, string>();
+  for await (const object of allObjects(storage, '')) {
+    if (!object.key.startsWith('_') && !object.key.includes('&v=')) originals.set(object.key, object.metadata?.uploadId ?? '');
+  }
+
   for await (const image of catalog.images.find({}).lean().cursor()) {
     report.imagesChecked++;
-    const object = await storage.stat(image.storageKey);
-    if (!object) {
+    const storedUpload = originals.get(image.storageKey);
+    // Listed before the entry was read: a stat settles whether it is really gone.
+    const object = storedUpload === undefined ? await storage.stat(image.storageKey) : null;
+    if (storedUpload === undefined && !object) {
       await setAside(catalog, lost, image);
       report.dropped.push({ imageId: String(image._id), userId: image.userId, storageKey: image.storageKey });
       continue;
     }
-    const stored = parseOriginalMetadata(object);
-    if (stored.ok && stored.entry.uploadId !== image.uploadId) {
+    const stored = storedUpload === image.uploadId || storedUpload === '' ? null : parseOriginalMetadata(object ?? (await storage.stat(image.storageKey))!);
+    if (stored?.ok && stored.entry.uploadId !== image.uploadId) {
       // The bytes under this key are another upload (a replacement stored, then a crash before its
       // entry was written): the entry follows the bytes.
       await adopt(catalog, lost, stored.entry, image);
