@@ -13,7 +13,7 @@ import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs
 import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { ExpiringMap } from '../expiring-map.js';
+import { LRUCache } from 'lru-cache';
 import { describeWritten, directIo, threadPoolIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
 import {
   assertSafeKey,
@@ -88,7 +88,7 @@ export class LocalStorage implements Storage {
   private readonly io: LocalFileIo;
   private realRoot: Promise<string> | undefined;
   /** Folders recently resolved inside the root. */
-  private readonly verifiedFolders = new ExpiringMap<true>(VERIFIED_FOLDER_TTL_MS, VERIFIED_FOLDERS_MAX);
+  private readonly verifiedFolders = new LRUCache<string, true>({ max: VERIFIED_FOLDERS_MAX, ttl: VERIFIED_FOLDER_TTL_MS });
 
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
