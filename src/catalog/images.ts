@@ -71,8 +71,26 @@ export interface RecordUploadOptions {
  * stale `existing` only costs a re-read.
  */
 export async function recordUpload(catalog: Catalog, input: RecordUploadInput, options: RecordUploadOptions = {}): Promise<RecordUploadOutcome> {
-  const existing = options.existing !== undefined ? options.existing : await catalog.driver.images.findOne({ userId: input.userId, publicId: input.publicId });
-  const retry = () => recordUpload(catalog, input, { heldBytes: options.heldBytes });
+  let existing = options.existing !== undefined ? options.existing : await readImage(catalog, input);
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await tryRecordUpload(catalog, input, existing, options.heldBytes ?? 0);
+    if (outcome) return outcome;
+    // Lost a race with another write of the same image: read it again and retry, a bounded number
+    // of times (a plain error: the job is retried later with backoff).
+    if (attempt >= RECORD_UPLOAD_ATTEMPTS) throw new Error(`Image ${input.userId}/${input.publicId} kept changing under upload ${input.uploadId} (${attempt} attempts)`);
+    existing = await readImage(catalog, input);
+  }
+}
+
+/** Conflicting writes of one image that recordUpload outlasts before giving up for now. */
+const RECORD_UPLOAD_ATTEMPTS = 10;
+
+function readImage(catalog: Catalog, input: RecordUploadInput): Promise<ImageDoc | null> {
+  return catalog.driver.images.findOne({ userId: input.userId, publicId: input.publicId });
+}
+
+/** One attempt of recordUpload against the image as read (`existing`); null when another write got there first. */
+async function tryRecordUpload(catalog: Catalog, input: RecordUploadInput, existing: ImageDoc | null, heldBytes: number): Promise<RecordUploadOutcome | null> {
   if (existing && existing.uploadId === input.uploadId) {
     await applyPendingUsage(catalog, existing._id);
     return { image: existing, previous: null, settled: false };
@@ -101,7 +119,7 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
     image = await catalog.images
       .findOneAndUpdate({ _id: existing._id, uploadId: existing.uploadId }, { $set: set }, { new: true })
       .lean();
-    if (!image) return retry();
+    if (!image) return null;
   } else {
     try {
       // Every schema field set here, timestamps included (the driver applies no defaults).
@@ -110,12 +128,12 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
       await catalog.driver.images.insertOne(created);
       image = created;
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return retry();
+      if ((err as { code?: number }).code === 11000) return null;
       throw err;
     }
   }
   const { opId, ...delta } = pendingUsage;
-  const settled = await settleUpload(catalog, input.userId, input.uploadId, opId, delta, options.heldBytes ?? 0);
+  const settled = await settleUpload(catalog, input.userId, input.uploadId, opId, delta, heldBytes);
   if (settled) await clearPendingUsage(catalog, image._id, opId);
   else await applyPendingUsage(catalog, image._id);
   return { image, previous: existing, settled };

@@ -112,6 +112,35 @@ describe('upload usage accounting (holdStorage, recordUpload, settleUpload)', ()
     expect(await usage(user)).to.deep.equal({ storageBytes: 700, imageCount: 1, holds: [] });
   });
 
+  it('an image that keeps changing under the upload: a bounded number of re-reads, then a retryable error, nothing counted', async () => {
+    const user = `u-${randomUUID()}`;
+    await finalize(input(user, 'a', 300));
+    const stale = await catalog.images.findOne({ userId: user, publicId: 'a' }).lean();
+    await finalize(input(user, 'a', 500));
+    // Every re-read answers the stale document, as if another upload replaced the image each time
+    // between the read and the conditional write (a race that cannot be produced on demand).
+    const images = catalog.driver.images;
+    const findOne = images.findOne;
+    let reads = 0;
+    images.findOne = (async () => {
+      reads++;
+      return stale;
+    }) as unknown as typeof findOne;
+    const late = input(user, 'a', 700);
+    try {
+      const err = await recordUpload(catalog, late, { existing: stale }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(Error);
+      expect((err as Error).message).to.match(/kept changing under upload .* \(10 attempts\)/);
+      expect(reads).to.equal(9);
+    } finally {
+      images.findOne = findOne;
+    }
+    expect(await usage(user)).to.deep.equal({ storageBytes: 500, imageCount: 1, holds: [] });
+  });
+
   it('holds refuse what would pass the quota, also for a user without counters yet', async () => {
     const user = `u-${randomUUID()}`;
     expect(await holdStorage(catalog, user, randomUUID(), QUOTA + 1, QUOTA)).to.equal(false);
