@@ -112,7 +112,7 @@ async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
     return fetched.buffer;
   } catch (err) {
     if (err instanceof SafeFetchError) {
-      const kind = err.status === 413 ? 'too_large' : err.status === 415 ? 'unsupported_type' : err.status === 504 ? 'timeout' : err.status === 502 ? 'bad_request' : 'bad_request';
+      const kind = err.status === 413 ? 'too_large' : err.status === 415 ? 'unsupported_type' : err.status === 504 ? 'timeout' : 'bad_request';
       throw new ServiceError(kind, `Could not fetch src: ${err.message}`);
     }
     throw err;
