@@ -103,7 +103,7 @@ async function runPassport(deps: WebDeps, req: Request, res: Response, stagingKe
 async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
   const own = parseBaseImageUrl(src, deps.config.cdnUrl);
   if (own) {
-    const image = await deps.catalog.images.findOne({ userId: own.userId, publicId: own.publicId }).lean();
+    const image = await deps.images.byRef(own.userId, own.publicId);
     if (!image) throw new ServiceError('not_found', 'Image not found');
     return deps.storage.read(image.storageKey);
   }

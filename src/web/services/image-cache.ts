@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { Types } from 'mongoose';
 import type { Catalog } from '../../catalog/catalog.js';
 import { IMAGE_CHANGES_CHANNEL, parseImageChange, type ImageChange } from '../../catalog/image-changes.js';
+import { findImage, findImageById } from '../../catalog/images.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 
 const MAX_ENTRIES = 20_000;
@@ -31,7 +32,7 @@ export class ImageCache {
     const cached = this.entries?.get(`id:${imageId}`);
     if (cached) return !userId || cached.userId === userId ? cached : null;
     const generation = this.generation;
-    const doc = await this.catalog.images.findOne({ _id: new Types.ObjectId(imageId), ...(userId ? { userId } : {}) }).lean();
+    const doc = await findImageById(this.catalog, new Types.ObjectId(imageId), userId);
     if (doc) this.store(doc, generation);
     return doc;
   }
@@ -41,7 +42,7 @@ export class ImageCache {
     const cached = this.entries?.get(refKey(userId, publicId));
     if (cached) return cached;
     const generation = this.generation;
-    const doc = await this.catalog.images.findOne({ userId, publicId }).lean();
+    const doc = await findImage(this.catalog, userId, publicId);
     if (doc) this.store(doc, generation);
     return doc;
   }
