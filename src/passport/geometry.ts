@@ -38,8 +38,8 @@ export interface FaceLike {
 
 // ---------------------------------------------------------------------------------------------
 // Documented constants. Calibrated by hand-labelling crown (top of hair or headwear), chin and
-// eyes in the three shared portraits (/work/shared/corpus/faces; labels in
-// test/passport/fixtures.ts) against refined BlazeFace short-range detections (face-detector.ts).
+// eyes in the three corpus portraits (test/fixtures/corpus/faces; labels in
+// test/passport/helpers.ts) against refined BlazeFace short-range detections (face-detector.ts).
 // ---------------------------------------------------------------------------------------------
 
 /** Rotate to level the eyes only when the roll exceeds this (issue #5: "rotate when over 1 degree"). */
