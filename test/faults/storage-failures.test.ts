@@ -74,10 +74,11 @@ describe('fault 4: storage write failures (fake GCS)', function () {
   it('writes failing for longer than the client retries: the job is retried and succeeds', async () => {
     const user = await svc.createUser();
     const bytes = await jpeg(300, 200);
-    // The staging write (one request: small uploads are staged from memory) passes; the next four
-    // writes, the original's put and the client's 3 retries of it, fail: attempt 1 of the job
-    // fails, the queue retries it, attempt 2 succeeds.
-    fake.faults.failNext(4, 503, 'write', 1);
+    // The staging write (one request: small uploads are staged from memory) and the async job's
+    // durable record (src/jobs/job-records.ts) pass; the next four writes, the original's put and
+    // the client's 3 retries of it, fail: attempt 1 of the job fails, the queue retries it,
+    // attempt 2 succeeds.
+    fake.faults.failNext(4, 503, 'write', 2);
     const accepted = await upload(svc.baseUrl, { key: user.key, bytes, filename: 'retried.jpg', query: { async: 'true' } });
     expect(accepted.status, JSON.stringify(accepted.body)).to.equal(202);
     const started = Date.now();

@@ -48,7 +48,7 @@ describe('npm start (embedded defaults)', () => {
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     current = { child, output: () => out, startupMs: 0 };
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "Pictor is up" within 30 s:\n${out}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no "Pictor is up" within 60 s:\n${out}`)), 60_000);
       const onData = () => {
         if (!out.includes('Pictor is up')) return;
         clearTimeout(timer);
@@ -95,7 +95,7 @@ describe('npm start (embedded defaults)', () => {
   let doomed: { url: string; key: string };
 
   it('comes up on PORT with all four health checks ok, GET / and the seeded key', async function () {
-    this.timeout(45_000);
+    this.timeout(90_000);
     const running = await start();
     const out = running.output();
     expect(out).to.include(`Pictor is up: ${baseUrl}`);
@@ -129,7 +129,7 @@ describe('npm start (embedded defaults)', () => {
   });
 
   it('restores the catalog on the next start: URLs still resolve and the key still works', async function () {
-    this.timeout(45_000);
+    this.timeout(90_000);
     const running = await start();
     expect(running.output()).to.match(/loaded \d+ documents from the snapshot and [1-9]\d* journal records/);
     const stored = await request(kept.url);
@@ -143,7 +143,7 @@ describe('npm start (embedded defaults)', () => {
   });
 
   it('reconciles after files go missing or appear behind its back', async function () {
-    this.timeout(45_000);
+    this.timeout(90_000);
     fs.rmSync(path.join(storageDir, doomed.key));
     fs.writeFileSync(path.join(storageDir, 'bob/images/stray.jpg'), await jpeg(50, 50));
     const running = await start();
@@ -171,7 +171,7 @@ describe('npm start (embedded defaults)', () => {
   });
 
   it('a start with an empty DATA_DIR against the existing storage adopts every original (none deleted)', async function () {
-    this.timeout(45_000);
+    this.timeout(90_000);
     const stored = fs.readdirSync(path.join(storageDir, 'bob/images')).sort();
     dataDir = path.join(root, 'fresh-data'); // catalog, Redis and credential all gone
     const running = await start();
