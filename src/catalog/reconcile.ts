@@ -8,21 +8,16 @@
 // Usage totals (bytes, images, derivatives) are then recounted from what the catalog lists.
 // Runs before the front door and the workers start: nothing else writes meanwhile.
 import { createHash } from 'node:crypto';
-import { Types, type mongo } from 'mongoose';
+import { Types, type Model } from 'mongoose';
 import type { Storage, StoredObject } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
 import { imageVersion, recordUpload } from './images.js';
 import type { ImageDoc } from './models/image.model.js';
+import { lostImageModel, type LostImageDoc } from './models/lost-image.model.js';
 import { parseOriginalMetadata, type OriginalEntry } from './original-metadata.js';
 
 export const QUARANTINE_PREFIX = '_quarantine/';
 const STAGING_PREFIX = '_staging/';
-const LOST_IMAGES = 'lostImages';
-
-/** A catalog entry whose original was missing at a start (with when and why it was set aside). */
-export interface LostImageDoc extends Omit<ImageDoc, 'pendingUsage'> {
-  lostAt: Date;
-}
 
 export interface ReconcileOptions {
   /**
@@ -68,10 +63,9 @@ async function* allObjects(storage: Storage, prefix: string): AsyncGenerator<Sto
   } while (cursor);
 }
 
-export function lostImagesCollection(catalog: Catalog): mongo.Collection<LostImageDoc> {
-  const db = catalog.connection.db;
-  if (!db) throw new Error('catalog not connected');
-  return db.collection<LostImageDoc>(LOST_IMAGES);
+/** Entries set aside because their original was missing (see LostImageDoc). */
+export function lostImages(catalog: Catalog): Model<LostImageDoc> {
+  return lostImageModel(catalog.connection);
 }
 
 export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Storage, options: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -88,7 +82,7 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
     usageRecounted: [],
     failed: [],
   };
-  const lost = lostImagesCollection(catalog);
+  const lost = lostImages(catalog);
   // Every listed original by storage key: its current version and owner.
   const known = new Map<string, KnownOriginal>();
 
@@ -172,7 +166,7 @@ export async function reconcileCatalogWithStorage(catalog: Catalog, storage: Sto
 }
 
 /** Moves an entry without its original to lostImages, with its derivative rows. */
-async function setAside(catalog: Catalog, lost: mongo.Collection<LostImageDoc>, image: ImageDoc): Promise<void> {
+async function setAside(catalog: Catalog, lost: Model<LostImageDoc>, image: ImageDoc): Promise<void> {
   const { pendingUsage: _pending, ...entry } = image;
   await lost.replaceOne({ _id: image._id }, { ...entry, lostAt: new Date() }, { upsert: true });
   await catalog.images.deleteOne({ _id: image._id, uploadId: image.uploadId });
@@ -181,7 +175,7 @@ async function setAside(catalog: Catalog, lost: mongo.Collection<LostImageDoc>, 
 
 type Outcome = { adopted: OriginalEntry } | { adopted?: undefined; to: string; reason: string };
 
-async function adoptOrQuarantine(catalog: Catalog, storage: Storage, lost: mongo.Collection<LostImageDoc>, object: StoredObject): Promise<Outcome> {
+async function adoptOrQuarantine(catalog: Catalog, storage: Storage, lost: Model<LostImageDoc>, object: StoredObject): Promise<Outcome> {
   const parsed = parseOriginalMetadata(object);
   const bytes = await storage.read(object.key);
   let reason: string;
@@ -207,7 +201,7 @@ async function adoptOrQuarantine(catalog: Catalog, storage: Storage, lost: mongo
 }
 
 /** Writes (or rewrites) the catalog entry an original describes; its usage is recounted afterwards. */
-async function adopt(catalog: Catalog, lost: mongo.Collection<LostImageDoc>, entry: OriginalEntry, existing: ImageDoc | null): Promise<void> {
+async function adopt(catalog: Catalog, lost: Model<LostImageDoc>, entry: OriginalEntry, existing: ImageDoc | null): Promise<void> {
   // A project that no longer exists leaves the image in the default project.
   const projectExists = entry.projectId ? await catalog.projects.exists({ _id: new Types.ObjectId(entry.projectId), userId: entry.userId }) : null;
   await recordUpload(catalog, { ...entry, projectId: projectExists ? entry.projectId : null }, { existing });
@@ -238,7 +232,7 @@ async function recountStorageUsage(catalog: Catalog): Promise<string[]> {
   }
   for await (const derivative of catalog.derivatives.find({}, { userId: 1 }).lean().cursor()) totalFor(derivative.userId).derivativeCount++;
   for await (const usage of catalog.usage.find({ period: 'total' }, { userId: 1 }).lean().cursor()) totalFor(usage.userId);
-  await catalog.driver.images.updateMany({ pendingUsage: { $exists: true } }, { $unset: { pendingUsage: 1 } });
+  await catalog.images.updateMany({ pendingUsage: { $exists: true } }, { $unset: { pendingUsage: 1 } }, { timestamps: false });
 
   const recounted: string[] = [];
   for (const [userId, t] of totals) {

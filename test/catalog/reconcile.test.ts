@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { Storage as GcsClient } from '@google-cloud/storage';
-import { lostImagesCollection, reconcileCatalogWithStorage } from '../../src/catalog/reconcile.js';
+import { lostImages, reconcileCatalogWithStorage } from '../../src/catalog/reconcile.js';
 import { readUsage } from '../../src/catalog/usage.js';
 import { startFakeGcs, type FakeGcs } from '../fixtures/fake-gcs-server.js';
 import { jpeg, pngWithAlpha } from '../fixtures/images.js';
@@ -128,7 +128,7 @@ for (const driver of ['local', 'gcs'] as const) {
       const usage = await request(svc.url('/cdn/usage'), { key: user.key });
       expect(usage.body.image_count).to.equal(1);
       expect(usage.body.storage_bytes).to.equal(kept.body.size);
-      expect(await lostImagesCollection(svc.deps.catalog).countDocuments({ userId: user.userId, publicId: 'gone' })).to.equal(1);
+      expect(await lostImages(svc.deps.catalog).countDocuments({ userId: user.userId, publicId: 'gone' })).to.equal(1);
       await storage.delete('_staging/pending-upload');
     });
   });
