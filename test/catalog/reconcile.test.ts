@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Storage as GcsClient } from '@google-cloud/storage';
 import { lostImages, reconcileCatalogWithStorage } from '../../src/catalog/reconcile.js';
 import { readUsage } from '../../src/catalog/usage.js';
-import { startFakeGcs, type FakeGcs } from '../fixtures/fake-gcs-server.js';
+import { blockGoogleCredentials, startFakeGcs, type FakeGcs } from '../fixtures/fake-gcs-server.js';
 import { jpeg, pngWithAlpha } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
@@ -19,16 +19,13 @@ for (const driver of ['local', 'gcs'] as const) {
     this.timeout(90_000);
     let fake: FakeGcs | null = null;
     let svc: TestService;
-    const saved: Record<string, string | undefined> = {};
+    let restoreEnv = () => undefined as void;
 
     before(async () => {
       let env: Record<string, string> = {};
       if (driver === 'gcs') {
         // No Google credentials may be looked up, in this process or in the forked workers.
-        for (const [name, value] of Object.entries({ GOOGLE_APPLICATION_CREDENTIALS: '/nonexistent/pictor-test-credentials.json', GCE_METADATA_HOST: '127.0.0.1:9' })) {
-          saved[name] = process.env[name];
-          process.env[name] = value;
-        }
+        restoreEnv = blockGoogleCredentials();
         fake = await startFakeGcs();
         await new GcsClient({ apiEndpoint: fake.endpoint, projectId: 'test', useAuthWithCustomEndpoint: false }).createBucket('pictor-reconcile');
         env = { STORAGE_DRIVER: 'gcs', GCS_BUCKET: 'pictor-reconcile', GCS_API_ENDPOINT: fake.endpoint };
@@ -38,10 +35,7 @@ for (const driver of ['local', 'gcs'] as const) {
     after(async () => {
       await svc?.stop();
       await fake?.stop();
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restoreEnv();
     });
 
     it('an empty catalog against full storage adopts every original with its ids, project, size and usage', async () => {

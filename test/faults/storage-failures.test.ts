@@ -5,7 +5,7 @@
 import { Storage as GcsClient } from '@google-cloud/storage';
 import { expect } from 'chai';
 import { readUsage } from '../../src/catalog/usage.js';
-import { startFakeGcs, type FakeGcs } from '../fixtures/fake-gcs-server.js';
+import { blockGoogleCredentials, startFakeGcs, type FakeGcs } from '../fixtures/fake-gcs-server.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
@@ -15,14 +15,11 @@ describe('fault 4: storage write failures (fake GCS)', function () {
   this.timeout(90_000);
   let fake: FakeGcs;
   let svc: TestService;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = () => undefined as void;
 
   before(async () => {
     // No Google credentials may be looked up, in this process or in the forked workers.
-    for (const [name, value] of Object.entries({ GOOGLE_APPLICATION_CREDENTIALS: '/nonexistent/pictor-test-credentials.json', GCE_METADATA_HOST: '127.0.0.1:9' })) {
-      saved[name] = process.env[name];
-      process.env[name] = value;
-    }
+    restoreEnv = blockGoogleCredentials();
     fake = await startFakeGcs();
     const admin = new GcsClient({ apiEndpoint: fake.endpoint, projectId: 'test', useAuthWithCustomEndpoint: false });
     await admin.createBucket('pictor-faults');
@@ -36,10 +33,7 @@ describe('fault 4: storage write failures (fake GCS)', function () {
   after(async () => {
     await svc?.stop();
     await fake?.stop();
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnv();
   });
 
   it('every second write failing: uploads and transforms all succeed, stored and counted once', async () => {
