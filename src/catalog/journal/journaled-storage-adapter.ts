@@ -31,6 +31,10 @@ interface MemoryAdapterInternals {
   indexes: Map<string, Map<string, IndexSpec[]>>;
   uniqueState: Map<string, unknown>;
   ensureCollection(db: string, coll: string): Map<string, Doc>;
+  findAll(db: string, coll: string): Promise<Doc[]>;
+  findById(db: string, coll: string, id: unknown): Promise<Doc | null>;
+  findCandidates(db: string, coll: string, filter: unknown): Doc[] | null;
+  count(db: string, coll: string): Promise<number>;
   getUniqueState(db: string, coll: string): unknown[];
   initialize(): Promise<void>;
   close(): Promise<void>;
@@ -112,6 +116,16 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   private closing = false;
   loadReport: JournalLoadReport | null = null;
   lastCompaction: CompactionReport | null = null;
+  // What a read-only command must wait for: the journal positions of the data it looked at.
+  // (A write waits for everything up to its own records.) Positions are "appended up to".
+  private readonly docPositions = new WeakMap<object, number>();
+  /** Last put/delete per namespace: a full scan or count sees all of the collection. */
+  private readonly changePositions = new Map<string, number>();
+  /** Last delete per namespace: a key lookup that finds nothing may be looking at one. */
+  private readonly removalPositions = new Map<string, number>();
+  /** Last database/collection/index change: seen by every read. */
+  private structuralPosition = 0;
+  private readHorizon = 0;
 
   constructor(options: JournaledStorageOptions) {
     super();
@@ -128,6 +142,47 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
 
   whenDurable(position: number): Promise<void> | null {
     return this.writer ? this.writer.whenDurable(position) : null;
+  }
+
+  /** Called before each command; readPosition() afterwards tells what its reads depended on. */
+  beginCommand(): void {
+    this.readHorizon = this.structuralPosition;
+  }
+
+  readPosition(): number {
+    return this.readHorizon;
+  }
+
+  private sawNamespace(db: string, c: string): void {
+    this.readHorizon = Math.max(this.readHorizon, this.changePositions.get(ns(db, c)) ?? 0);
+  }
+
+  private sawDocuments(db: string, c: string, docs: Doc[]): void {
+    let horizon = Math.max(this.readHorizon, this.removalPositions.get(ns(db, c)) ?? 0);
+    for (const doc of docs) horizon = Math.max(horizon, this.docPositions.get(doc) ?? 0);
+    this.readHorizon = horizon;
+  }
+
+  override async findAll(db: string, c: string): Promise<Doc[]> {
+    this.sawNamespace(db, c);
+    return super.findAll(db, c);
+  }
+
+  override async count(db: string, c: string): Promise<number> {
+    this.sawNamespace(db, c);
+    return super.count(db, c);
+  }
+
+  override findCandidates(db: string, c: string, filter: unknown): Doc[] | null {
+    const docs = super.findCandidates(db, c, filter);
+    if (docs) this.sawDocuments(db, c, docs);
+    return docs;
+  }
+
+  override async findById(db: string, c: string, id: unknown): Promise<Doc | null> {
+    const doc = await super.findById(db, c, id);
+    this.sawDocuments(db, c, doc ? [doc] : []);
+    return doc;
   }
 
   journalStats() {
@@ -234,6 +289,19 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       throw err;
     }
     this.writer.append(frame);
+    const position = this.writer.position;
+    switch (record.o) {
+      case 'put':
+        this.docPositions.set(record.d, position);
+        this.changePositions.set(ns(record.db, record.c), position);
+        break;
+      case 'del':
+        this.changePositions.set(ns(record.db, record.c), position);
+        this.removalPositions.set(ns(record.db, record.c), position);
+        break;
+      default:
+        this.structuralPosition = position;
+    }
     this.maybeCompact();
   }
 
@@ -487,6 +555,8 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     return report;
   }
 }
+
+const ns = (db: string, c: string): string => `${db}\u0000${c}`;
 
 async function syncFile(file: string): Promise<void> {
   const handle = await open(file, 'r+');
