@@ -58,8 +58,10 @@ function imageDoc(userId: string, i: number) {
  * image insert with its pending usage, usage settle (ledger with the last 500 op ids), pending
  * usage cleared, the worker's read. Returns each operation's latency in ms.
  */
-async function uploadLikeWrites(client: Client, user: string, n: number, latencies: number[]): Promise<void> {
+let uploadSeq = 0;
+async function uploadLikeWrites(client: Client, user: string, latencies: number[]): Promise<void> {
   const db = client.db();
+  const n = 1_000_000_000 + uploadSeq++; // clear of the bulk-loaded images' public ids
   const timed = async <T>(op: () => Promise<T>) => {
     const t = performance.now();
     await op();
@@ -84,7 +86,7 @@ async function drive(url: string, uploads: number, latencies: number[], stop?: (
   let next = 0;
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, c) => {
-      while (next < uploads && !stop?.()) await uploadLikeWrites(client, `user${c}`, next++, latencies);
+      while (next++ < uploads && !stop?.()) await uploadLikeWrites(client, `user${c}`, latencies);
     }),
   );
   await client.close();
