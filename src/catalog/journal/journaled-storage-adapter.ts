@@ -282,7 +282,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     if (!this.writer) return; // replaying at start: the records are already on disk
     let frame: Buffer;
     try {
-      frame = encodeFrame(Buffer.from(serialize(record)));
+      frame = encodeFrame(serialize(record));
     } catch (err) {
       // Applied in memory but not journaled: stop acknowledging rather than diverge silently.
       this.writer.abort(err instanceof Error ? err : new Error(String(err)));
@@ -492,7 +492,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     // Records are added synchronously; only every compactSliceMs (or 1 MiB) the buffered part is
     // written and the event loop gets a turn, so commands wait at most about one slice.
     const add = (record: JournalRecord) => {
-      const frame = encodeFrame(Buffer.from(serialize(record)));
+      const frame = encodeFrame(serialize(record));
       chunks.push(frame);
       chunkBytes += frame.length;
     };
