@@ -174,7 +174,7 @@ async function startupAndCompaction(): Promise<void> {
   const done = await compaction;
   baseline.sort((a, b) => a - b);
   during.sort((a, b) => a - b);
-  say(`   compaction: ${fmt(done.ms, 0)} ms, ${fmt(done.bytes / 1e6, 1)} MB snapshot, longest synchronous slice ${fmt(done.longestSliceMs, 1)} ms`);
+  say(`   compaction: ${fmt(done.ms, 0)} ms, ${fmt(done.bytes / 1e6, 1)} MB snapshot, longest synchronous slice ${fmt(done.longestSliceMs, 1)} ms wall, ${fmt(done.longestSliceCpuMs, 1)} ms CPU (process, all threads)`);
   say(`   write latency before: p50 ${fmt(percentile(baseline, 50))} ms, p99 ${fmt(percentile(baseline, 99))} ms, max ${fmt(baseline.at(-1)!)} ms (${baseline.length} ops)`);
   say(`   write latency during: p50 ${fmt(percentile(during, 50))} ms, p99 ${fmt(percentile(during, 99))} ms, max ${fmt(during.at(-1)!)} ms (${during.length} ops)`);
   await server.stop();
