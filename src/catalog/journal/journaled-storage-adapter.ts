@@ -10,7 +10,7 @@
 // in the new segment as a full post-image or delete, replayed over the snapshot in order.
 import { mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStorageAdapter, plugins } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
 import { idKey } from '@push.rocks/smartmongo/dist_ts/congodb/engine/BsonKeys.js';
 import { encodeFrame, scanFrames } from './frames.js';
@@ -499,7 +499,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       longestSliceCpuMs = Math.max(longestSliceCpuMs, (cpu.user + cpu.system) / 1000);
     };
     // Records are added synchronously; only every compactSliceMs (or 1 MiB) the buffered part is
-    // written and the event loop gets a turn, so commands wait at most about one slice.
+    // written and commands get the event loop, so they wait at most about one slice.
     const add = (record: JournalRecord) => {
       const frame = encodeFrame(serialize(record));
       chunks.push(frame);
@@ -513,7 +513,10 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       endSlice();
       await handle.write(data);
       bytes += data.length;
-      await yieldToEventLoop();
+      // As long a pause as the slice took: compaction gets at most about half of the event
+      // loop, commands the rest (measured: with only a setImmediate between slices, writes
+      // during a compaction of 100,000 documents were ~10x slower at p50 on a busy machine).
+      await sleep(this.compactSliceMs);
       sliceStart = performance.now();
       sliceCpu = process.cpuUsage();
     };
