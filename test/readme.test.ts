@@ -20,7 +20,7 @@ function variablesReadByTheService(): Set<string> {
   for (const file of [...tsFiles('src'), ...tsFiles('workers')]) {
     const source = fs.readFileSync(path.join(repoRoot, file), 'utf8');
     const patterns = file === path.join('src', 'config.ts')
-      ? [/\b(?:int|str|url|list|bool)\(env, '([A-Z0-9_]+)'/g, /\benv\.([A-Z0-9_]+)/g]
+      ? [/\b[a-z]\w*\(env, '([A-Z0-9_]+)'/g, /\benv\.([A-Z0-9_]+)/g]
       : [/process\.env\.([A-Z0-9_]+)/g];
     for (const pattern of patterns) for (const match of source.matchAll(pattern)) names.add(match[1]);
   }
