@@ -2,7 +2,9 @@
 // commandQueue); what changes is when a reply leaves: only once the journal is synced up to the
 // position the command reached. The queue never waits for the disk, so commands keep running while
 // a sync is in flight, and one sync acknowledges every command that finished meanwhile (group
-// commit, like MongoDB's j:true). Reads wait too, so nobody acts on data that is not yet durable.
+// commit, like MongoDB's j:true). A read-only command waits until the documents it looked at are
+// durable (no more: reads of settled data answer at once), so nobody acts on data that could
+// still be lost.
 import { CommandRouter, CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
 import { JournaledStorageAdapter, type JournaledStorageOptions } from './journaled-storage-adapter.js';
 
@@ -41,8 +43,11 @@ export class DurableCongoServer extends CongoServer {
   runSerialized(command: Command): Promise<Reply> {
     const internals = this.internals();
     const run = internals.commandQueue.then(async () => {
+      const before = this.journal.journalPosition;
+      this.journal.beginCommand();
       const reply = await internals.commandRouter.route(command);
-      return { reply, position: this.journal.journalPosition };
+      const after = this.journal.journalPosition;
+      return { reply, position: after > before ? after : this.journal.readPosition() };
     });
     internals.commandQueue = run.then(
       () => undefined,

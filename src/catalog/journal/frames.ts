@@ -7,11 +7,11 @@ const HEADER_BYTES = 8;
 /** Larger than any record we write (BSON documents are ≤ 16 MiB); a longer prefix is garbage. */
 const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
 
-export function encodeFrame(payload: Buffer): Buffer {
+export function encodeFrame(payload: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
   frame.writeUInt32LE(payload.length, 0);
   frame.writeUInt32LE(crc32(payload), 4);
-  payload.copy(frame, HEADER_BYTES);
+  frame.set(payload, HEADER_BYTES);
   return frame;
 }
 
