@@ -37,6 +37,7 @@ export interface RawRequest {
   body: Buffer;
   headers?: Record<string, string>;
   contentType?: string;
+  method?: string;
   /** Send without Content-Length (chunked). */
   chunked?: boolean;
   /** Stop sending after this many bytes and destroy the connection (resolves with status 0). */
@@ -48,9 +49,10 @@ export function sendRaw(args: RawRequest): Promise<RawAnswer> {
   const started = Date.now();
   const url = new URL(args.url);
   const headers: Record<string, string | number> = { 'Content-Type': args.contentType ?? `multipart/form-data; boundary=${BOUNDARY}`, ...args.headers };
-  if (!args.chunked && args.abortAfter === undefined) headers['Content-Length'] = args.body.length;
+  if (args.chunked) headers['Transfer-Encoding'] = 'chunked'; // Node sends DELETE bodies unframed otherwise
+  else if (args.abortAfter === undefined) headers['Content-Length'] = args.body.length;
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers, agent: false });
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: args.method ?? 'POST', headers, agent: false });
     let answered = false;
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
