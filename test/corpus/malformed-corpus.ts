@@ -129,8 +129,8 @@ function variants(base: { name: string; bytes: Buffer }, rng: Seeded): CorpusFil
   const mime = MIME[ext];
   const out: CorpusFile[] = [{ name: base.name, mime, bytes: base.bytes, kind: 'valid' }];
   const cut = (n: number) => ({ name: `${stem}-cut${n}.${ext}`, mime, bytes: base.bytes.subarray(0, n), kind: 'truncated' as const });
-  for (const f of TRUNCATE_FRACTIONS) out.push(cut(Math.max(1, Math.floor(base.bytes.length * f))));
-  for (const n of TRUNCATE_BYTES) if (n < base.bytes.length) out.push(cut(n));
+  const points = new Set([...TRUNCATE_FRACTIONS.map((f) => Math.max(1, Math.floor(base.bytes.length * f))), ...TRUNCATE_BYTES.filter((n) => n < base.bytes.length)]);
+  for (const n of [...points].sort((a, b) => a - b)) out.push(cut(n));
   for (let i = 0; i < 4; i++) {
     const flipped = Buffer.from(base.bytes);
     const flips = 1 + rng.int(8);

@@ -43,7 +43,7 @@ describe('JSON routes: client body errors are 4xx in set B shape, never 500', fu
     expect(Object.keys(res.body ?? {}), what).to.deep.equal(['detail']);
     const detail = res.body.detail as unknown;
     if (typeof detail === 'string') expect(detail.length, what).to.be.greaterThan(0);
-    else expect(detail, what).to.be.an('array').that.is.not.empty;
+    else expect((detail as unknown[]).length, what).to.be.greaterThan(0);
     expect(JSON.stringify(res.body), what).not.to.match(/undefined|internal server error/i);
   }
 

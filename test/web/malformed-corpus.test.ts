@@ -86,9 +86,11 @@ describe('malformed-input corpus through every upload, transform and passport ro
     expect(new Set(corpus.map((f) => f.name)).size).to.equal(corpus.length);
   });
 
+  // Set A takes the public id from the file name without its extension (grey.jpg and grey.png
+  // would replace each other): each file gets its own.
   it('uploads: POST /upload and POST /cdn/upload', async () => {
     await pool(corpus, 2, async (file) => {
-      const a = await call('POST /upload', file.name, svc.url('/upload'), { method: 'POST', body: form(file), headers: { 'X-API-Key': userA.key } });
+      const a = await call('POST /upload', file.name, svc.url(`/upload?public_id=corpus/${file.name}`), { method: 'POST', body: form(file), headers: { 'X-API-Key': userA.key } });
       if (a.status === 200) acceptedA.push({ file: file.name, url: ((a as { body?: { cdn_url?: string; public_url?: string } }).body?.public_url ?? (a as { body?: { cdn_url?: string } }).body?.cdn_url)! });
       const b = await call('POST /cdn/upload', file.name, svc.url('/cdn/upload'), { method: 'POST', body: form(file), headers: { 'X-API-Key': userB.key } });
       if (b.status === 200) {
@@ -131,6 +133,7 @@ describe('malformed-input corpus through every upload, transform and passport ro
     for (const o of outcomes) byStatus[`${o.route} ${o.status}`] = (byStatus[`${o.route} ${o.status}`] ?? 0) + 1;
     console.log(`      ${outcomes.length} requests; slowest ${Math.max(...outcomes.map((o) => o.ms))} ms`);
     for (const [k, n] of Object.entries(byStatus).sort()) console.log(`      ${k}: ${n}`);
+    for (const o of [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 5)) console.log(`      slow: ${o.route} ${o.file} ${o.status} ${o.ms} ms`);
     expect(bad.map((o) => `${o.route} ${o.file}: ${o.status} ${o.message}`)).to.deep.equal([]);
     expect(slow.map((o) => `${o.route} ${o.file}: ${o.ms} ms (${o.status})`)).to.deep.equal([]);
     expect(withUndefined.map((o) => `${o.route} ${o.file}: ${o.message}`)).to.deep.equal([]);
