@@ -22,7 +22,8 @@ export interface CorpusFile {
   kind: 'valid' | 'truncated' | 'bit-flip' | 'damaged-header' | 'polyglot' | 'non-image' | 'pixel-bomb';
 }
 
-class Seeded {
+/** A small seeded generator (xorshift32): the same corpus on every run. */
+export class Seeded {
   private x: number;
   constructor(seed: number) {
     this.x = seed >>> 0 || 0x9e3779b9;

@@ -3,6 +3,7 @@
 // body, staging empty afterwards, nothing catalogued or counted. Real HTTP (a raw client, to send
 // what fetch will not: no boundary, truncated bodies, no Content-Length, an abort mid-upload).
 import { expect } from 'chai';
+import { Seeded } from '../corpus/malformed-corpus.js';
 import { gif, jpeg } from '../fixtures/images.js';
 import { multipartBody, sendRaw, type Part, type RawAnswer } from '../harness/multipart.js';
 import { TestService } from '../harness/test-service.js';
@@ -33,17 +34,7 @@ function sized(head: Buffer, bytes: number, fill = 0x20): Buffer {
   return Buffer.concat([head, Buffer.alloc(bytes - head.length, fill)]);
 }
 
-function pseudoRandom(bytes: number, seed: number): Buffer {
-  const out = Buffer.alloc(bytes);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < bytes; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
+const pseudoRandom = (bytes: number, seed: number) => new Seeded(seed).bytes(bytes);
 
 describe('upload refusals on every multipart route (multer receiver)', function () {
   this.timeout(120_000);
