@@ -83,14 +83,14 @@ function imageResponses(description: string, cacheHeader = true): Json {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request (missing file, bad URL parameters, invalid public_id or JSON)',
+  400: 'Bad request (set A: missing file; malformed multipart, a second file, a form field too long, bad URL parameters, invalid public_id or JSON, a body that does not match its Content-Encoding)',
   401: 'Invalid, revoked or missing API key; unsigned or tampered signed URL',
   403: 'Forbidden (demo gate, storage quota, public derivative cap, default project)',
   404: 'Not found (also for other users’ resources)',
   409: 'Conflict (project slug exists)',
-  413: 'Too large (upload over MAX_UPLOAD_BYTES or the plan limit, image over MAX_INPUT_PIXELS)',
-  415: 'Unsupported or corrupt image (decided by the bytes)',
-  422: 'A parameter out of range or of the wrong type, or an unprocessable image',
+  413: 'Too large (upload over MAX_UPLOAD_BYTES or the plan limit, image over MAX_INPUT_PIXELS, JSON body over 100 kB)',
+  415: 'Unsupported or corrupt image (decided by the bytes); a JSON body in a charset other than UTF-8 or an unknown Content-Encoding',
+  422: 'A parameter out of range or of the wrong type (set B: also a missing `file`), or an unprocessable image',
   429: 'Per-IP rate limit (Retry-After)',
   503: 'A backing service is unavailable or the queue is full (Retry-After)',
   504: 'The job did not finish within JOB_TIMEOUT_MS (the message names the job id)',
@@ -249,7 +249,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'deleteImages',
     security: API_KEY,
     requestBody: jsonBody(deleteImagesBody),
-    responses: { '200': json('DeleteImagesResult'), ...errors('B', [400, 401, 422]) },
+    responses: { '200': json('DeleteImagesResult'), ...errors('B', [400, 401, 413, 415, 422]) },
   });
   add('/cdn/usage', 'get', {
     tags: ['Set B: CDN'],
@@ -284,7 +284,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'createProject',
     security: API_KEY,
     requestBody: jsonBody(createProjectBody),
-    responses: { '200': json('Project'), ...errors('B', [400, 401, 409, 422]) },
+    responses: { '200': json('Project'), ...errors('B', [400, 401, 409, 413, 415, 422]) },
   });
   add('/cdn/projects', 'patch', {
     tags: ['Projects'],
@@ -292,7 +292,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'updateProject',
     security: API_KEY,
     requestBody: jsonBody(updateProjectBody),
-    responses: { '200': json('Project'), ...errors('B', [400, 401, 403, 404, 409, 422]) },
+    responses: { '200': json('Project'), ...errors('B', [400, 401, 403, 404, 409, 413, 415, 422]) },
   });
   add('/cdn/projects', 'delete', {
     tags: ['Projects'],
@@ -301,7 +301,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'deleteProject',
     security: API_KEY,
     requestBody: jsonBody(deleteProjectBody),
-    responses: { '200': json('DeleteProjectResult'), ...errors('B', [400, 401, 403, 404, 422]) },
+    responses: { '200': json('DeleteProjectResult'), ...errors('B', [400, 401, 403, 404, 413, 415, 422]) },
   });
 
   // ── Plans ──

@@ -26,7 +26,7 @@ export function maxUploadBytesFor(deps: WebDeps, user: AuthenticatedUser): numbe
 export async function handleUpload(deps: WebDeps, req: Request, res: Response, user: AuthenticatedUser, options: UploadOptions): Promise<void> {
   const explicitId = options.publicId !== undefined ? validatePublicId(options.publicId) : undefined;
   const async = wantsAsync(req);
-  const received = await receiveUpload(req, deps.storage, { maxBytes: maxUploadBytesFor(deps, user), durable: async });
+  const received = await receiveUpload(req, res, deps.storage, { maxBytes: maxUploadBytesFor(deps, user), durable: async });
   let data: UploadFinalizeJobData;
   try {
     const publicId = explicitId ?? (received.fields.public_id ? validatePublicId(received.fields.public_id) : publicIdFromFilename(received.filename));
