@@ -50,6 +50,25 @@ export interface Config {
   /** Front-door processes sharing the port (`node dist/src/web/server.js` runs a cluster when > 1). */
   frontDoorProcesses: number;
   publicDerivativesPerImage: number;
+  /** New derivatives the demo route may create per image (its own budget, separate from /cdn/{id}'s). */
+  demoDerivativesPerImage: number;
+  /** Largest output side keyless requests (/cdn/{id} without the owner's key, demo routes) may get. */
+  keylessMaxSide: number;
+  /** A render running longer is cancelled (libvips' own timeout) and answered 422; 0 = no limit. */
+  renderTimeoutSeconds: number;
+  /**
+   * Jobs one tenant may have waiting per queue (0 = no per-tenant accounting). Past it the tenant
+   * gets 429; below it, a tenant's jobs beyond its first queue behind other tenants' (see JobProducer).
+   */
+  tenantMaxWaiting: number;
+  /** Async uploads one user may have accepted and not yet finalised. */
+  maxAsyncUploadsPerUser: number;
+  /** Bytes one user may have staged by async uploads not yet finalised. */
+  maxStagedBytesPerUser: number;
+  /** How long /health reuses its probes' results (the storage probe writes and fsyncs a file). */
+  healthCacheMs: number;
+  /** How long the front door reuses an owner's monthly usage when checking plan limits. */
+  quotaCacheMs: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
   /** Lock and stall settings of BullMQ workers; short values only in tests. */
@@ -148,6 +167,14 @@ export function loadConfig(env: Env = process.env): Config {
     memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
+    demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
+    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
+    renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
+    tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 200, 0, 10_000_000),
+    maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),
+    maxStagedBytesPerUser: int(env, 'MAX_STAGED_BYTES_PER_USER', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
+    healthCacheMs: int(env, 'HEALTH_CACHE_MS', 2000, 1000, 600_000),
+    quotaCacheMs: int(env, 'QUOTA_CACHE_MS', 1000, 0, 60_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000, 500, 600_000),

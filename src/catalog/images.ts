@@ -4,7 +4,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { Types, type mongo } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
-import type { DerivativeDoc } from './models/derivative.model.js';
+import type { DerivativeDoc, DerivativeOrigin } from './models/derivative.model.js';
 import type { ImageDoc } from './models/image.model.js';
 import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
 
@@ -177,7 +177,7 @@ export interface DerivativeRecord {
   version: string;
   bytes: number;
   contentType: string;
-  origin: 'api' | 'public';
+  origin: DerivativeOrigin;
 }
 
 /**

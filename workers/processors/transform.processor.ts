@@ -4,7 +4,7 @@
 // original was not replaced or deleted meanwhile (see derivative-ledger.ts).
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
-import { renderDerivative } from '../../src/imaging/pipeline.js';
+import { RenderTimeoutError, renderDerivative } from '../../src/imaging/pipeline.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-types.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
@@ -14,6 +14,7 @@ export function transformProcessor(ctx: ProcessorContext) {
     avifEffort: ctx.config.avifEffort,
     webpEffort: ctx.config.webpEffort,
     maxInputPixels: ctx.config.maxInputPixels,
+    timeoutSeconds: ctx.config.renderTimeoutSeconds,
   };
   return async (job: Job<TransformJobData, TransformResult>): Promise<TransformResult> => {
     const data = job.data;
@@ -23,6 +24,10 @@ export function transformProcessor(ctx: ProcessorContext) {
     try {
       rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
     } catch (err) {
+      // Not retried (a retry would take as long): the caller is told what to change.
+      if (err instanceof RenderTimeoutError) {
+        throw new ServiceError('invalid_parameter', `The transformation took longer than the ${err.seconds} s render limit and was stopped; ask for a smaller output or lighter effects (blur, sharp, opt, PNG)`);
+      }
       const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new ServiceError('invalid_parameter', `The image could not be processed: ${reason}`);
     }
