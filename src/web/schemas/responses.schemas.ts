@@ -348,8 +348,9 @@ export const rootResult = {
 
 const healthCheck = {
   type: 'object',
+  description: 'Public callers get `ok` only; latency, error text and detail (worker processes) need the admin credential',
   properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' }, detail: {} },
-  required: ['ok', 'latency_ms'],
+  required: ['ok'],
 };
 
 export const healthResult = {
