@@ -6,7 +6,7 @@ import type { UsageDoc } from './models/usage.model.js';
 
 const OPS_REMEMBERED = 500;
 
-export type UsageDelta = Partial<Pick<UsageDoc, 'storageBytes' | 'imageCount' | 'derivativeCount' | 'bandwidthBytes' | 'transformations'>>;
+export type UsageDelta = Partial<Pick<UsageDoc, 'storageBytes' | 'imageCount' | 'derivativeCount' | 'derivativeBytes' | 'bandwidthBytes' | 'transformations'>>;
 
 export function currentPeriod(now = new Date()): string {
   return now.toISOString().slice(0, 7);
@@ -39,6 +39,11 @@ async function apply(catalog: Catalog, userId: string, period: string, delta: Us
 /** Storage-side counters (bytes stored, image and derivative counts). */
 export const addStorageUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
   apply(catalog, userId, 'total', delta, opId);
+
+/** Start of the month after `now` (UTC): when the monthly counters start afresh. */
+export function nextPeriodStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
 
 /** Monthly counters (bandwidth, transformations). */
 export const addMonthlyUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
@@ -106,6 +111,7 @@ export async function readUsage(catalog: Catalog, userId: string) {
     storageBytes: total?.storageBytes ?? 0,
     imageCount: total?.imageCount ?? 0,
     derivativeCount: total?.derivativeCount ?? 0,
+    derivativeBytes: total?.derivativeBytes ?? 0,
     bandwidthBytes: month?.bandwidthBytes ?? 0,
     transformations: month?.transformations ?? 0,
     period,

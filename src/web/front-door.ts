@@ -10,6 +10,7 @@ import { createBlockingConnection, createQueueConnection } from '../jobs/redis-c
 import { createStorage } from '../storage/create-storage.js';
 import { createApp } from './app.js';
 import { markArrivedWhileDraining } from './middleware/draining.js';
+import { PlanLimits } from './services/plan-limits.js';
 import { BandwidthCounter } from './services/bandwidth-counter.js';
 import { DerivativeCache } from './services/derivative-cache.js';
 import { ImageCache } from './services/image-cache.js';
@@ -41,7 +42,9 @@ export class FrontDoor {
     const subscriber = createBlockingConnection(config.redisUrl);
     subscriber.on('error', () => undefined);
     await images.listen(subscriber);
-    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth: new BandwidthCounter(catalog, log) };
+    const bandwidth = new BandwidthCounter(catalog, log);
+    const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs);
+    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth, limits };
     const app = createApp(this.deps);
     this.server = http.createServer((req, res) => {
       if (this.closing) {

@@ -74,6 +74,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
     if (wantsAsync(req) && !(await deps.derivatives.stat(prepared.key))) {
+      await deps.limits.assertMayTransform(image.userId);
       const { jobId, data } = transformJob(prepared, 'api');
       await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
       const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;

@@ -193,9 +193,10 @@ export const usageResult = {
   $id: 'Usage',
   type: 'object',
   properties: {
-    storage_bytes: bytes,
+    storage_bytes: { ...bytes, description: 'Originals and derivatives' },
     image_count: { type: 'integer' },
     derivative_count: { type: 'integer' },
+    derivative_bytes: { ...bytes, description: 'The part of storage_bytes taken by derivatives' },
     bandwidth_bytes: { ...bytes, description: 'This calendar month (UTC)' },
     transformations: { type: 'integer', description: 'This calendar month (UTC)' },
     period_start: dateTime,

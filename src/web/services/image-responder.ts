@@ -48,13 +48,17 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
   const obj = options.object ?? (await deps.storage.stat(key));
   if (!obj) throw new ServiceError('not_found', 'Image not found');
   const etag = etagOf(obj);
+  const notModified = matches(req.headers['if-none-match'], etag);
+  // Past the owner's monthly bandwidth no more bytes go out (a 304 or a HEAD sends none). Checked
+  // before any caching header is set, so the refusal is not cached as the image.
+  if (!notModified && req.method !== 'HEAD') await deps.limits.assertMayServe(options.ownerId);
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', options.cacheControl);
   res.setHeader('Last-Modified', obj.updatedAt.toUTCString());
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (options.varyAccept) res.setHeader('Vary', 'Accept');
-  if (matches(req.headers['if-none-match'], etag)) {
+  if (notModified) {
     res.status(304).end();
     return;
   }

@@ -122,6 +122,7 @@ export function transformJob(prepared: PreparedTransform, origin: DerivativeOrig
 export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: DerivativeOrigin, priority?: number): Promise<DerivativeOutcome> {
   const existing = await deps.derivatives.stat(prepared.key);
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
+  await deps.limits.assertMayTransform(prepared.image.userId);
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   // The worker reports what it stored: the responder needs no stat (older workers do not report).

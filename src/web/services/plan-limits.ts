@@ -1,0 +1,83 @@
+// The plan limits that refuse work: monthly transformations and bandwidth (429 until the month
+// ends), and storage for new derivatives (403, like an upload over the quota). Checked against
+// an owner's counters as read at most QUOTA_CACHE_MS ago plus this front door's bandwidth not yet
+// written, so a hot path costs a map lookup; the bound is late by at most that window (and the
+// renders already under way), which docs/limits.md states.
+import type { Catalog } from '../../catalog/catalog.js';
+import { planById, type Plan } from '../../catalog/plans.js';
+import { nextPeriodStart, readUsage } from '../../catalog/usage.js';
+import { ServiceError } from '../../errors.js';
+import { ExpiringMap } from '../../expiring-map.js';
+import type { BandwidthCounter } from './bandwidth-counter.js';
+
+interface OwnerStanding {
+  plan: Plan;
+  storageBytes: number;
+  bandwidthBytes: number;
+  transformations: number;
+}
+
+export class PlanLimits {
+  private readonly standings: ExpiringMap<Promise<OwnerStanding>>;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly bandwidth: BandwidthCounter,
+    cacheMs: number,
+  ) {
+    this.standings = new ExpiringMap(cacheMs, 50_000);
+  }
+
+  /** Before a new derivative is rendered for `ownerId` (cache hits are not transformations). */
+  async assertMayTransform(ownerId: string, now = new Date()): Promise<void> {
+    const s = await this.standing(ownerId);
+    const limit = s.plan.transformations_per_month;
+    if (s.transformations >= limit) {
+      throw this.monthly(`The image owner's plan "${s.plan.id}" allows ${limit} transformations per month (transformations_per_month) and they are used up; stored derivatives are still served`, now);
+    }
+    if (s.storageBytes >= s.plan.storage_bytes) {
+      throw new ServiceError('forbidden', `The image owner's storage (storage_bytes ${s.plan.storage_bytes} of plan "${s.plan.id}", derivatives included) is full; no new derivatives until some images are deleted`);
+    }
+  }
+
+  /** Before image bytes of `ownerId` are sent. */
+  async assertMayServe(ownerId: string, now = new Date()): Promise<void> {
+    const s = await this.standing(ownerId);
+    const limit = s.plan.bandwidth_bytes_per_month;
+    if (s.bandwidthBytes + this.bandwidth.pendingFor(ownerId) >= limit) {
+      throw this.monthly(`The image owner's plan "${s.plan.id}" allows ${limit} bytes of bandwidth per month (bandwidth_bytes_per_month) and they are used up`, now);
+    }
+  }
+
+  /** Forgets what was read about an owner (tests, and callers that just changed the counters). */
+  forget(ownerId: string): void {
+    this.standings.delete(ownerId);
+  }
+
+  private monthly(message: string, now: Date): ServiceError {
+    const resetsAt = nextPeriodStart(now);
+    return new ServiceError('rate_limited', `${message}; the limit resets at ${resetsAt.toISOString()}`, {
+      retryAfterSeconds: Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000)),
+    });
+  }
+
+  private standing(ownerId: string): Promise<OwnerStanding> {
+    const hit = this.standings.get(ownerId);
+    if (hit) return hit;
+    const loading = this.load(ownerId);
+    this.standings.set(ownerId, loading);
+    // A failed read is not remembered: the next caller tries again.
+    loading.catch(() => this.standings.delete(ownerId));
+    return loading;
+  }
+
+  private async load(ownerId: string): Promise<OwnerStanding> {
+    const [user, usage] = await Promise.all([this.catalog.users.findById(ownerId, { plan: 1 }).lean(), readUsage(this.catalog, ownerId)]);
+    return {
+      plan: planById(user?.plan ?? 'free'),
+      storageBytes: usage.storageBytes,
+      bandwidthBytes: usage.bandwidthBytes,
+      transformations: usage.transformations,
+    };
+  }
+}
