@@ -152,7 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     // for Redis (+4-6 % JPEG misses on 2 cores); 2 × cores cost ~10 % more CPU per transform.
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', cores + 1, 1, 256),
     jobTimeoutMs,
-    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 1000, 1, 10_000_000),
+    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 20_000, 1, 10_000_000),
     apiKeysSeed: str(env, 'API_KEYS_SEED', ''),
     demoToken: str(env, 'DEMO_TOKEN', ''),
     demoOrigins: list(env, 'DEMO_ORIGINS', []),
@@ -170,7 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
     keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
     renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
-    tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 200, 0, 10_000_000),
+    tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
     maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),
     maxStagedBytesPerUser: int(env, 'MAX_STAGED_BYTES_PER_USER', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     healthCacheMs: int(env, 'HEALTH_CACHE_MS', 2000, 1000, 600_000),

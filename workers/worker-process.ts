@@ -15,6 +15,8 @@ import { createBlockingConnection, createQueueConnection } from '../src/jobs/red
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
 import { publishJobOutcome } from '../src/jobs/job-outcomes.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
+import { releaseTenantJob, tenantOfJobData } from '../src/jobs/tenant-queue.js';
+import { releaseAsyncUploadSlot } from '../src/jobs/async-upload-slots.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { ProcessorContext } from './processors/processor-context.js';
 import { guarded } from './processors/run-processor.js';
@@ -81,6 +83,9 @@ export class WorkerProcess {
       const announce = (outcome: Parameters<typeof publishJobOutcome>[1]) =>
         publishJobOutcome(this.connection!, outcome).catch((err: unknown) => this.log.debug({ err: String(err) }, 'job outcome not published'));
       const announcing: Processor = async (job, token) => {
+        // The job no longer waits: its tenant's next job moves up (src/jobs/tenant-queue.ts).
+        const tenant = tenantOfJobData(job.data);
+        if (tenant && job.id) void releaseTenantJob(this.connection!, name, tenant, job.id).catch(() => undefined);
         const result: unknown = await processor(job, token);
         void announce({ queue: name, id: job.id!, ok: true, result });
         return result;
@@ -101,6 +106,16 @@ export class WorkerProcess {
         if (job?.id && job.finishedOn) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
+      if (name === QUEUE_NAMES.uploadFinalize) {
+        // An async upload in flight frees its user's slot when it ends (src/jobs/async-upload-slots.ts).
+        const release = (job: { data: { userId: string; uploadId: string } } | undefined) => {
+          if (job) void releaseAsyncUploadSlot(this.connection!, job.data.userId, job.data.uploadId).catch(() => undefined);
+        };
+        worker.on('completed', (job) => release(job));
+        worker.on('failed', (job) => {
+          if (job?.finishedOn) release(job);
+        });
+      }
       this.metrics.attach(worker, name);
       this.workers.push(worker);
     }

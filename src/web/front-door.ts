@@ -35,7 +35,7 @@ export class FrontDoor {
       redis.once('ready', () => resolve());
       setTimeout(() => reject(new Error(`Redis at ${config.redisUrl} is not reachable`)), 10_000).unref();
     });
-    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting });
+    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting, tenantMaxWaiting: config.tenantMaxWaiting });
     await jobs.ready();
     const images = new ImageCache(catalog, config.imageCacheMs);
     // A subscriber connection can do nothing else; it reconnects (and clears the cache) by itself.

@@ -40,6 +40,14 @@ export class PlanLimits {
     }
   }
 
+  /** Before an async upload of about `bytes` is staged (the worker checks the quota exactly later). */
+  async assertMayStore(ownerId: string, bytes: number): Promise<void> {
+    const s = await this.standing(ownerId);
+    if (s.storageBytes + bytes > s.plan.storage_bytes) {
+      throw new ServiceError('forbidden', `Storage quota exceeded: ${s.storageBytes} bytes stored (derivatives included) + ${bytes} would exceed the ${s.plan.storage_bytes} bytes (storage_bytes) of plan "${s.plan.id}"`);
+    }
+  }
+
   /** Before image bytes of `ownerId` are sent. */
   async assertMayServe(ownerId: string, now = new Date()): Promise<void> {
     const s = await this.standing(ownerId);
