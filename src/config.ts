@@ -2,6 +2,7 @@
 // A wrong value stops the process with one line naming the variable (see ConfigError).
 import os from 'node:os';
 import path from 'node:path';
+import { ALL_QUEUES, type QueueName } from './jobs/queue-names.js';
 
 export type StorageDriverName = 'local' | 'gcs';
 
@@ -77,6 +78,10 @@ export interface Config {
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
+  /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
+  trustProxy: boolean;
+  /** The queues a worker process serves (WORKER_QUEUES; default all). */
+  workerQueues: readonly QueueName[];
 }
 
 export class ConfigError extends Error {
@@ -113,6 +118,21 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (/^(true|1)$/i.test(raw.trim())) return true;
+  if (/^(false|0)$/i.test(raw.trim())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function queues(env: Env, name: string): readonly QueueName[] {
+  const requested = list(env, name, []);
+  const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+  if (unknown.length > 0) throw new ConfigError(name, `has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}`);
+  return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
 }
 
 function list(env: Env, name: string, fallback: string[]): string[] {
@@ -181,6 +201,8 @@ export function loadConfig(env: Env = process.env): Config {
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    workerQueues: queues(env, 'WORKER_QUEUES'),
   };
 }
 

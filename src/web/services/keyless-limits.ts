@@ -45,7 +45,8 @@ export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'wi
     const [w, h] = resizedSize(original.width, original.height, plan);
     const factor = Math.min(1, limitW / w, limitH / h);
     if (factor >= 1) break;
-    const shrink = (v: number | undefined) => (v === undefined ? undefined : Math.max(1, Math.min(v - 1, Math.floor(v * factor))));
+    // The epsilon keeps 3000 × (2000 / 3000) at 2000, not 1999.
+    const shrink = (v: number | undefined) => (v === undefined ? undefined : Math.max(1, Math.min(v - 1, Math.floor(v * factor + 1e-9))));
     plan.width = shrink(plan.width);
     plan.height = shrink(plan.height);
     changed = true;

@@ -7,7 +7,7 @@ import type { Catalog } from '../../catalog/catalog.js';
 import { planById, type Plan } from '../../catalog/plans.js';
 import { nextPeriodStart, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
-import { ExpiringMap } from '../../expiring-map.js';
+import { LRUCache } from 'lru-cache';
 import type { BandwidthCounter } from './bandwidth-counter.js';
 
 interface OwnerStanding {
@@ -18,14 +18,15 @@ interface OwnerStanding {
 }
 
 export class PlanLimits {
-  private readonly standings: ExpiringMap<Promise<OwnerStanding>>;
+  /** Each owner's standing as last read (null when QUOTA_CACHE_MS is 0: read on every check). */
+  private readonly standings: LRUCache<string, Promise<OwnerStanding>> | null;
 
   constructor(
     private readonly catalog: Catalog,
     private readonly bandwidth: BandwidthCounter,
     cacheMs: number,
   ) {
-    this.standings = new ExpiringMap(cacheMs, 50_000);
+    this.standings = cacheMs > 0 ? new LRUCache({ max: 50_000, ttl: cacheMs }) : null;
   }
 
   /** Before a new derivative is rendered for `ownerId` (cache hits are not transformations). */
@@ -59,7 +60,7 @@ export class PlanLimits {
 
   /** Forgets what was read about an owner (tests, and callers that just changed the counters). */
   forget(ownerId: string): void {
-    this.standings.delete(ownerId);
+    this.standings?.delete(ownerId);
   }
 
   private monthly(message: string, now: Date): ServiceError {
@@ -70,12 +71,12 @@ export class PlanLimits {
   }
 
   private standing(ownerId: string): Promise<OwnerStanding> {
-    const hit = this.standings.get(ownerId);
+    const hit = this.standings?.get(ownerId);
     if (hit) return hit;
     const loading = this.load(ownerId);
-    this.standings.set(ownerId, loading);
+    this.standings?.set(ownerId, loading);
     // A failed read is not remembered: the next caller tries again.
-    loading.catch(() => this.standings.delete(ownerId));
+    loading.catch(() => this.standings?.delete(ownerId));
     return loading;
   }
 

@@ -21,7 +21,7 @@ export async function verifySignedQuery(keys: KeyCache, query: QueryValues & { k
   if (!user || !verifyQuery(query, user.secret, query.sig)) throw new ServiceError('unauthorized', 'Invalid or tampered URL signature');
   if (query.exp !== undefined && query.exp !== '') {
     const exp = /^\d{1,11}$/.test(query.exp) ? Number(query.exp) : NaN;
-    if (!Number.isFinite(exp)) throw new ServiceError('bad_request', '"exp" must be a Unix time in seconds', { param: 'exp' });
+    if (!Number.isFinite(exp)) throw new ServiceError('bad_request', '"exp" must be a Unix time in seconds');
     if (exp * 1000 <= now) throw new ServiceError('forbidden', `This signed URL expired at ${new Date(exp * 1000).toISOString()}`);
   }
   return user;
