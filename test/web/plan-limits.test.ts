@@ -10,6 +10,7 @@ import { addMonthlyUsage, addStorageUsage, nextPeriodStart, readUsage } from '..
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
+import { waitFor } from '../faults/fault-helpers.js';
 import { cdnUpload, expectDetail, tinyJpeg } from './set-b-helpers.js';
 
 const free = planById('free');
@@ -18,14 +19,6 @@ function expectRetryAfterMonthEnd(res: { headers: Headers }): void {
   const retryAfter = Number(res.headers.get('retry-after'));
   const expected = (nextPeriodStart().getTime() - Date.now()) / 1000;
   expect(retryAfter).to.be.within(expected - 30, expected + 30);
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('plan limits', function () {
