@@ -43,7 +43,7 @@ export class FrontDoor {
     subscriber.on('error', () => undefined);
     await images.listen(subscriber);
     const bandwidth = new BandwidthCounter(catalog, log);
-    const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs);
+    const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
     this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth, limits };
     const app = createApp(this.deps);
     this.server = http.createServer((req, res) => {
