@@ -5,8 +5,9 @@
 //  - place 0 (the tenant has nothing waiting): the job goes in as asked (an interactive job in
 //    BullMQ's plain wait list, which workers take before any prioritized job);
 //  - place n > 0: priority n (interactive) or BULK_PRIORITY + n (bulk). BullMQ takes lower
-//    priorities first, FIFO within one, so tenants' jobs interleave round-robin: a tenant that
-//    just arrived waits behind at most one job of every other tenant, not behind their bursts;
+//    priorities first, FIFO within one, so tenants' jobs interleave: a tenant that just arrived
+//    waits behind at most one job of every other tenant, not behind their bursts. A tenant's
+//    places do not go down while it has jobs waiting, so its own jobs keep their order;
 //  - place ≥ TENANT_MAX_WAITING: refused (429 + Retry-After).
 import type { Redis } from 'ioredis';
 import { REDIS_PREFIX } from './queue-names.js';
@@ -27,20 +28,27 @@ export function tenantOfJobData(data: unknown): string | undefined {
   return typeof userId === 'string' && userId !== '' ? userId : undefined;
 }
 
-// KEYS[1]: the tenant's waiting set. ARGV: job id, cap, TTL. Returns the job's place, -1 when the
-// id is already waiting (a single-flight join: counted once), or -2 when the tenant is at its cap.
+// KEYS[1]: the tenant's waiting set; KEYS[2]: the place given to its last job. ARGV: job id, cap,
+// TTL. Returns the job's place, -1 when the id is already waiting (a single-flight join: counted
+// once), or -2 when the tenant is at its cap. While the tenant has jobs waiting its places never
+// go down (so its own jobs keep their order, FIFO within one priority); with none waiting it
+// starts again at 0.
 const ADMIT = `
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return -1 end
 local n = redis.call('SCARD', KEYS[1])
 if n >= tonumber(ARGV[2]) then return -2 end
+local place = 0
+if n > 0 then place = math.max(n, tonumber(redis.call('GET', KEYS[2]) or '0')) end
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return n`;
+redis.call('SET', KEYS[2], place, 'EX', tonumber(ARGV[3]))
+return place`;
 
 export type TenantAdmission = { kind: 'new'; place: number } | { kind: 'joined' } | { kind: 'full' };
 
 export async function admitTenantJob(redis: Redis, queue: string, tenant: string, jobId: string, max: number): Promise<TenantAdmission> {
-  const res = Number(await redis.eval(ADMIT, 1, tenantWaitingKey(queue, tenant), jobId, String(max), String(SET_TTL_SECONDS)));
+  const key = tenantWaitingKey(queue, tenant);
+  const res = Number(await redis.eval(ADMIT, 2, key, `${key}:last-place`, jobId, String(max), String(SET_TTL_SECONDS)));
   if (res === -1) return { kind: 'joined' };
   if (res === -2) return { kind: 'full' };
   return { kind: 'new', place: res };
