@@ -50,7 +50,7 @@ async function applyOnce(catalog: Catalog, userId: string, period: string, inc: 
 async function ensureCounters(catalog: Catalog, userId: string, period: string): Promise<void> {
   await catalog.driver.usage.updateOne(
     { _id: docId(userId, period) },
-    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
+    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
     { upsert: true },
   );
 }
