@@ -51,6 +51,25 @@ export interface Config {
   /** Front-door processes sharing the port (`node dist/src/web/server.js` runs a cluster when > 1). */
   frontDoorProcesses: number;
   publicDerivativesPerImage: number;
+  /** New derivatives the demo route may create per image (its own budget, separate from /cdn/{id}'s). */
+  demoDerivativesPerImage: number;
+  /** Largest output side keyless requests (/cdn/{id} without the owner's key, demo routes) may get. */
+  keylessMaxSide: number;
+  /** A render running longer is cancelled (libvips' own timeout) and answered 422; 0 = no limit. */
+  renderTimeoutSeconds: number;
+  /**
+   * Jobs one tenant may have waiting per queue (0 = no per-tenant accounting). Past it the tenant
+   * gets 429; below it, a tenant's jobs beyond its first queue behind other tenants' (see JobProducer).
+   */
+  tenantMaxWaiting: number;
+  /** Async uploads one user may have accepted and not yet finalised. */
+  maxAsyncUploadsPerUser: number;
+  /** Bytes one user may have staged by async uploads not yet finalised. */
+  maxStagedBytesPerUser: number;
+  /** How long /health reuses its probes' results (the storage probe writes and fsyncs a file). */
+  healthCacheMs: number;
+  /** How long the front door reuses an owner's monthly usage when checking plan limits. */
+  quotaCacheMs: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
   /**
@@ -166,7 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     // for Redis (+4-6 % JPEG misses on 2 cores); 2 × cores cost ~10 % more CPU per transform.
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', cores + 1, 1, 256),
     jobTimeoutMs,
-    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 1000, 1, 10_000_000),
+    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 20_000, 1, 10_000_000),
     apiKeysSeed: str(env, 'API_KEYS_SEED', ''),
     demoToken: str(env, 'DEMO_TOKEN', ''),
     demoOrigins: list(env, 'DEMO_ORIGINS', []),
@@ -181,6 +200,14 @@ export function loadConfig(env: Env = process.env): Config {
     memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
+    demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
+    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
+    renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
+    tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
+    maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),
+    maxStagedBytesPerUser: int(env, 'MAX_STAGED_BYTES_PER_USER', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
+    healthCacheMs: int(env, 'HEALTH_CACHE_MS', 2000, 1000, 600_000),
+    quotaCacheMs: int(env, 'QUOTA_CACHE_MS', 1000, 0, 60_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 3_000, 500, 600_000),

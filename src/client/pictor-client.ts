@@ -58,7 +58,7 @@ interface CallOptions {
   headers?: Record<string, string>;
 }
 
-const SIGNABLE = new Set(['src', ...TRANSFORM_PARAMS.map((p) => p.name)]);
+const SIGNABLE = new Set(['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'exp']);
 const SET_A_PARAMS = TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('A')).map((p) => p.name as string);
 const SET_B_PARAMS = TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('B')).map((p) => p.name as string);
 
@@ -204,7 +204,7 @@ export class PictorClient {
   /** `GET /generate/srcset`: server-signed srcset, sizes and default URL. */
   async srcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
     return this.call<SrcsetResult>('GET', '/generate/srcset', {
-      query: { src, w: options.widths?.join(','), f: options.f, q: options.q, sizes: options.sizes },
+      query: { src, w: options.widths?.join(','), f: options.f, q: options.q, sizes: options.sizes, ttl: options.ttl },
     });
   }
 
@@ -219,7 +219,8 @@ export class PictorClient {
     }
     const f = options.f ?? 'auto';
     const q = options.q ?? 80;
-    const urls = await Promise.all(widths.map((w) => this.sign({ src, w, f, q })));
+    const exp = options.ttl !== undefined ? Math.floor(Date.now() / 1000) + options.ttl : undefined;
+    const urls = await Promise.all(widths.map((w) => this.sign(exp !== undefined ? { src, w, f, q, exp } : { src, w, f, q })));
     const largest = Math.max(...widths);
     return {
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),

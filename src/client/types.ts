@@ -82,6 +82,8 @@ export interface SrcsetOptions {
   q?: number;
   /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
   sizes?: string;
+  /** Seconds the signed URLs stay valid (a signed `exp`); without it they do not expire. */
+  ttl?: number;
 }
 
 export interface SrcsetResult {

@@ -20,6 +20,12 @@ export interface ParamDefinition {
   defaultB?: number | string | boolean;
   sets: readonly PathSet[];
   description: string;
+  /**
+   * Continuous parameters are rounded to multiples of `step` before any key is made, so the
+   * parameter space (and the derivatives one image can have) stays finite: 1.01 and 1.02 are
+   * the same request.
+   */
+  step?: number;
 }
 
 export const FORMAT_VALUES = ['auto', 'webp', 'avif', 'jpeg', 'jpg', 'png'] as const;
@@ -32,17 +38,42 @@ export const TRANSFORM_PARAMS = [
   { name: 'fit', type: 'string', enum: FIT_VALUES, defaultB: 'contain', sets: ['B'], description: 'How the image fits a w×h box (case-insensitive).' },
   { name: 'q', type: 'integer', minimum: 1, maximum: 100, defaultA: 80, defaultB: 80, sets: ['A', 'B'], description: 'Encoder quality.' },
   { name: 'f', type: 'string', enum: FORMAT_VALUES, defaultA: 'auto', defaultB: 'auto', sets: ['A', 'B'], description: 'Output format; auto negotiates from Accept.' },
-  { name: 'blur', type: 'number', minimum: 0, maximum: 100, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Gaussian blur strength (sigma = blur / 2).' },
-  { name: 'sharp', type: 'number', minimum: 0, maximum: 100, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Sharpen strength (sigma = 0.5 + sharp / 40).' },
+  { name: 'blur', type: 'number', minimum: 0, maximum: 100, defaultA: 0, defaultB: 0, step: 0.5, sets: ['A', 'B'], description: 'Gaussian blur strength (sigma = blur / 2); rounded to steps of 0.5.' },
+  { name: 'sharp', type: 'number', minimum: 0, maximum: 100, defaultA: 0, defaultB: 0, step: 0.5, sets: ['A', 'B'], description: 'Sharpen strength (sigma = 0.5 + sharp / 40); rounded to steps of 0.5.' },
   { name: 'bri', type: 'integer', minimum: -100, maximum: 100, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Brightness: multiplier 1 + bri / 100.' },
   { name: 'con', type: 'integer', minimum: -100, maximum: 100, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Contrast: slope 1 + con / 100 around mid-grey.' },
   { name: 'sat', type: 'integer', minimum: -100, maximum: 100, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Saturation: multiplier 1 + sat / 100.' },
   { name: 'hue', type: 'integer', minimum: 0, maximum: 360, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Hue rotation in degrees.' },
-  { name: 'gamma', type: 'number', minimum: 1, maximum: 3, defaultA: 2.2, sets: ['A', 'B'], description: 'Display gamma; midtones scale by exponent 2.2 / gamma (2.2 = unchanged). Applied only when given.' },
+  { name: 'gamma', type: 'number', minimum: 1, maximum: 3, defaultA: 2.2, step: 0.1, sets: ['A', 'B'], description: 'Display gamma; midtones scale by exponent 2.2 / gamma (2.2 = unchanged). Applied only when given; rounded to steps of 0.1.' },
   { name: 'opt', type: 'boolean', defaultB: false, sets: ['B'], description: 'Smart optimization: best accepted format, per-format perceptual quality, metadata stripped, progressive output.' },
 ] as const satisfies readonly ParamDefinition[];
 
 export type ParamName = (typeof TRANSFORM_PARAMS)[number]['name'];
+
+/**
+ * Rounds a value of a stepped parameter to its nearest step (within its range), as a clean
+ * decimal (0.30000000000000004 → 0.3); other parameters' values are returned unchanged.
+ */
+export function quantize(def: Pick<ParamDefinition, 'step' | 'minimum' | 'maximum'>, value: number): number {
+  if (def.step === undefined || !Number.isFinite(value)) return value;
+  const decimals = (String(def.step).split('.')[1] ?? '').length;
+  let rounded = Number((Math.round(value / def.step) * def.step).toFixed(decimals));
+  if (def.minimum !== undefined) rounded = Math.max(def.minimum, rounded);
+  if (def.maximum !== undefined) rounded = Math.min(def.maximum, rounded);
+  return rounded;
+}
+
+const STEPPED_PARAMS: readonly ParamDefinition[] = (TRANSFORM_PARAMS as readonly ParamDefinition[]).filter((p) => p.step !== undefined);
+
+/** The request with every stepped parameter rounded (see quantize); applied before any key is derived. */
+export function quantizeRequest<T extends object>(req: T): T {
+  const out = { ...req } as Record<string, unknown>;
+  for (const p of STEPPED_PARAMS) {
+    const v = out[p.name];
+    if (typeof v === 'number') out[p.name] = quantize(p, v);
+  }
+  return out as T;
+}
 
 export function paramsFor(set: PathSet): readonly ParamDefinition[] {
   return TRANSFORM_PARAMS.filter((p) => (p.sets as readonly PathSet[]).includes(set));
@@ -138,6 +169,7 @@ export function resolvePlan(
   req: TransformRequest,
   ctx: NegotiationContext,
 ): { plan: TransformPlan; dependsOnAccept: boolean } {
+  req = quantizeRequest(req);
   const opt = set === 'B' && req.opt === true;
   // An explicit f (auto included) wins over a vanity extension; opt negotiates unless f is explicit.
   const requested = req.f !== undefined ? req.f : opt ? undefined : ctx.pathFormat;

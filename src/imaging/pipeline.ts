@@ -9,6 +9,15 @@ export interface EncoderSettings {
   avifEffort: number;
   webpEffort: number;
   maxInputPixels: number;
+  /** libvips stops a render running longer than this (0 = no limit); see RenderTimeoutError. */
+  timeoutSeconds?: number;
+}
+
+/** A render cancelled by its deadline (libvips reports "timeout: N% complete"). */
+export class RenderTimeoutError extends Error {
+  constructor(readonly seconds: number, readonly percentDone: number | null) {
+    super(`render stopped after ${seconds} s${percentDone !== null ? ` at ${percentDone} %` : ''}`);
+  }
 }
 
 export interface RenderedImage {
@@ -57,6 +66,16 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
       image = image.avif({ quality: plan.quality, effort: settings.avifEffort });
       break;
   }
-  const { data, info } = await image.toBuffer({ resolveWithObject: true });
+  const timeoutSeconds = settings.timeoutSeconds ?? 0;
+  if (timeoutSeconds > 0) image = image.timeout({ seconds: timeoutSeconds });
+  let output;
+  try {
+    output = await image.toBuffer({ resolveWithObject: true });
+  } catch (err) {
+    const timedOut = timeoutSeconds > 0 && err instanceof Error ? /^timeout: (\d+)% complete/.exec(err.message) : null;
+    if (timedOut) throw new RenderTimeoutError(timeoutSeconds, Number(timedOut[1]));
+    throw err;
+  }
+  const { data, info } = output;
   return { buffer: data, width: info.width, height: info.height, contentType: FORMAT_MIME[plan.format] };
 }

@@ -1,4 +1,5 @@
 // Job data carries storage keys and parameters, never image bytes.
+import type { DerivativeOrigin } from '../catalog/models/derivative.model.js';
 import type { TransformPlan } from '../imaging/params.js';
 import type { QUEUE_NAMES } from './queue-names.js';
 
@@ -44,7 +45,7 @@ export interface TransformJobData {
   version: string;
   derivativeKey: string;
   plan: TransformPlan;
-  origin: 'api' | 'public';
+  origin: DerivativeOrigin;
 }
 
 export interface TransformResult {

@@ -157,6 +157,16 @@ describe('client SDK against the running service', function () {
       }
     });
 
+    it('srcset() and signedSrcset() with ttl: URLs with a signed exp that load; the same exp signs the same URL both ways', async () => {
+      const server = await client.srcset(hero.public_url, { widths: [200], ttl: 300 });
+      const local = await client.signedSrcset(hero.public_url, { widths: [200], ttl: 300 });
+      const expOf = (u: string) => Number(new URL(u).searchParams.get('exp'));
+      expect(expOf(server.default)).to.be.within(Math.floor(Date.now() / 1000) + 295, Math.floor(Date.now() / 1000) + 300);
+      // Both sides compute exp from their clock; within the same second they are the same URL.
+      if (expOf(local.default) === expOf(server.default)) expect(local.default).to.equal(server.default);
+      for (const url of [server.default, local.default]) expect((await fetch(url)).status).to.equal(200);
+    });
+
     it('srcset() (server-signed) and signedSrcset() (signed here) are identical', async () => {
       const options = { widths: [320, 640, 960, 1280], f: 'webp' as const, q: 72, sizes: '(max-width: 700px) 100vw, 700px' };
       const server = await client.srcset(hero.public_url, options);

@@ -157,8 +157,9 @@ describe('web dashboard in headless Chromium', function () {
     await page.selectOption('#gallery-project', 'bulk');
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#gallery-grid figcaption')).every((c) => c.textContent!.includes('bulk')));
     expect(await page.$$eval('#gallery-grid li', (lis) => lis.length)).to.equal(12);
-    // Thumbnails come from the public /cdn/{imageId} route.
-    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#gallery-grid img')).slice(0, 4).every((img) => img.complete && img.naturalWidth === 320));
+    // Thumbnails come from the public /cdn/{imageId} route (320² cover), which never makes an
+    // output larger than the original (docs/limits.md): these 48 px high images give 48² thumbnails.
+    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#gallery-grid img')).slice(0, 4).every((img) => img.complete && img.naturalWidth === 48 && img.naturalHeight === 48));
     await shot(page, '03-gallery');
     // Delete the newest bulk image through the dialog.
     const victim = bulk[bulk.length - 1];

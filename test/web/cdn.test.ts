@@ -163,7 +163,10 @@ describe('set B CDN endpoints', function () {
       }
       await svc.derivativesSettled(user.userId);
       const before = await usageOf(svc, user.key);
-      expect(before).to.deep.include({ image_count: 4, derivative_count: 6, storage_bytes: ups.reduce((s, u) => s + u.size, 0) });
+      // Derivative bytes count toward storage (docs/limits.md).
+      const derivativeBytes = (await storedObjects(svc, user.userId)).filter((o) => o.key.includes('&v=')).reduce((s, o) => s + o.size, 0);
+      expect(derivativeBytes).to.be.above(0);
+      expect(before).to.deep.include({ image_count: 4, derivative_count: 6, derivative_bytes: derivativeBytes, storage_bytes: ups.reduce((s, u) => s + u.size, 0) + derivativeBytes });
 
       const missing = '0123456789abcdef01234567';
       const res = await request(svc.url('/cdn/images'), { method: 'DELETE', key: user.key, json: { imageIds: [ups[0].imageId, ups[1].imageId, missing, ups[0].imageId, 'garbage'] } });
@@ -178,7 +181,7 @@ describe('set B CDN endpoints', function () {
       expect(await svc.deps.catalog.derivatives.countDocuments({ userId: user.userId })).to.equal(0);
       expect((await listAll(svc, user.key)).map((i) => i.imageId)).to.deep.equal([ups[3].imageId]);
       const after = await usageOf(svc, user.key);
-      expect(after).to.deep.include({ image_count: 1, derivative_count: 0, storage_bytes: ups[3].size });
+      expect(after).to.deep.include({ image_count: 1, derivative_count: 0, derivative_bytes: 0, storage_bytes: ups[3].size });
       expectDetail(await request(svc.url(`/cdn/${ups[0].imageId}`)), 404, /not found/i);
       expect((await request(ups[0].public_url)).status).to.equal(404);
 
@@ -199,6 +202,7 @@ describe('set B CDN endpoints', function () {
         storage_bytes: 0,
         image_count: 0,
         derivative_count: 0,
+        derivative_bytes: 0,
         bandwidth_bytes: 0,
         transformations: 0,
         period_start: periodStart,
@@ -212,9 +216,10 @@ describe('set B CDN endpoints', function () {
       await svc.derivativesSettled(user.userId);
       const usage = await usageOf(svc, user.key);
       expect(usage).to.deep.include({
-        storage_bytes: up.size,
+        storage_bytes: up.size + derived.bytes.length,
         image_count: 1,
         derivative_count: 1,
+        derivative_bytes: derived.bytes.length,
         transformations: 1,
         bandwidth_bytes: original.bytes.length + derived.bytes.length + derivedAgain.bytes.length,
       });

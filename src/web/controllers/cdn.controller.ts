@@ -108,6 +108,7 @@ export function usageController(deps: WebDeps) {
       storage_bytes: usage.storageBytes,
       image_count: usage.imageCount,
       derivative_count: usage.derivativeCount,
+      derivative_bytes: usage.derivativeBytes,
       bandwidth_bytes: usage.bandwidthBytes,
       transformations: usage.transformations,
       period_start: `${currentPeriod()}-01T00:00:00.000Z`,

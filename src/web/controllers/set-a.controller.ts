@@ -3,12 +3,13 @@ import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
 import type { TransformRequest } from '../../imaging/params.js';
-import { signedTransformUrl, verifyQuery } from '../../imaging/signing.js';
+import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
 import { sendStoredImage } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
+import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { transformBody } from '../services/response-bodies.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
 import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
@@ -16,7 +17,7 @@ import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
 const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
-const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number; sizes?: string }>(srcsetQuery);
+const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number; sizes?: string; ttl?: number }>(srcsetQuery);
 
 export function uploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
@@ -47,9 +48,8 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     if (key) {
       user = await keys.lookup(key);
       if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
-    } else if (typeof rawQuery.sig === 'string' && typeof rawQuery.kid === 'string') {
-      user = await keys.byKeyId(rawQuery.kid);
-      if (!user || !verifyQuery(rawQuery, user.secret, rawQuery.sig)) throw new ServiceError('unauthorized', 'Invalid or tampered URL signature');
+    } else if (isSignedQuery(rawQuery)) {
+      user = await verifySignedQuery(keys, rawQuery);
       signed = true;
     } else {
       throw new ServiceError('unauthorized', 'Missing API key (send X-API-Key) or URL signature');
@@ -74,6 +74,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
     if (wantsAsync(req) && !(await deps.derivatives.stat(prepared.key))) {
+      await deps.limits.assertMayTransform(image.userId);
       const { jobId, data } = transformJob(prepared, 'api');
       await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
       const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;
@@ -97,7 +98,7 @@ export function srcsetController(deps: WebDeps) {
       const issue = checked.issues[0];
       throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
     }
-    const { src, f = 'auto', q = 80, sizes } = checked.value;
+    const { src, f = 'auto', q = 80, sizes, ttl } = checked.value;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
@@ -111,7 +112,9 @@ export function srcsetController(deps: WebDeps) {
     }
     const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };
-    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q }, credential));
+    // With ttl the URLs carry a signed expiry; without it they stay valid until the key is revoked.
+    const exp = ttl !== undefined ? Math.floor(Date.now() / 1000) + ttl : undefined;
+    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q, exp }, credential));
     const largest = Math.max(...widths);
     res.json({
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),

@@ -2,7 +2,7 @@
 // with (src/web/schemas/*, themselves generated from the parameter registry for transforms):
 // parameters, bodies and responses are derived from those objects, never listed a second time.
 // test/web/openapi.test.ts checks it against the Express routes in both directions.
-import { TRANSFORM_PARAMS } from '../../imaging/params.js';
+import { SIGNED_NAMES } from '../../imaging/signing-core.js';
 import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { passportUploadFields, passportUrlQuery } from '../schemas/passport.schemas.js';
 import { demoHeaders, fileField, publicIdProperty, requestModeHeaders, requestModeQuery, setAUploadQuery } from '../schemas/request-extras.schemas.js';
@@ -122,14 +122,14 @@ interface Operation {
   responses: Json;
 }
 
-/** Order of the signed parameters (src/imaging/signing.ts): src, the registry's parameters, kid. */
-const SIGNED_ORDER = ['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'kid'].join(', ');
+/** Order of the signed parameters (src/imaging/signing-core.ts): src, the registry's parameters, exp, kid. */
+const SIGNED_ORDER = SIGNED_NAMES.join(', ');
 
 const INFO_DESCRIPTION = `Pictor: image upload, on-the-fly transformation, responsive srcset, projects and usage, and passport photos.
 
 **Authentication.** Send your API key in the \`X-API-Key\` header (use **Authorize** above, then *Try it out*). Keys are created with \`npm run keys -- create\`.
 
-**Signed URLs.** Browsers send no header, so \`GET /transform\` also accepts a signed URL: \`kid\` (the credential id) and \`sig\` = base64url(HMAC-SHA256(API secret, canonical query)). The canonical query is \`name=encodeURIComponent(value)\` pairs joined by \`&\` for \`src\`, the transform parameters and \`kid\`, in registry order (\`${SIGNED_ORDER}\`), omitting absent ones. \`GET /generate/srcset\` returns such URLs; a signed request answers with the image bytes.
+**Signed URLs.** Browsers send no header, so \`GET /transform\` also accepts a signed URL: \`kid\` (the credential id) and \`sig\` = base64url(HMAC-SHA256(API secret, canonical query)). The canonical query is \`name=encodeURIComponent(value)\` pairs joined by \`&\` for \`src\`, the transform parameters, \`exp\` and \`kid\`, in registry order (\`${SIGNED_ORDER}\`), omitting absent ones. An optional \`exp\` (Unix seconds) makes the URL expire (403 after it). \`GET /generate/srcset\` returns such URLs (\`ttl\` seconds sets their \`exp\`); a signed request answers with the image bytes.
 
 **Two path sets.** Set A (\`/upload\`, \`/transform\`, \`/generate/srcset\`) answers errors as \`{type, msg, status_code}\`; every other route answers \`{detail: "…"}\`, or 422 \`{detail: [{loc, msg, type}]}\` listing every invalid input.
 

@@ -46,7 +46,7 @@ export function setBRoutes(deps: WebDeps, keys: KeyCache): Router {
   router.get(
     '/cdn/:image_id',
     validateSetB({ query: setBServeQuery, lowerCaseQuery: CASE_INSENSITIVE }),
-    cdnServeController(deps, deps.config.publicDerivativesPerImage, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
+    cdnServeController(deps, keys, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
   );
   return router;
 }

@@ -193,9 +193,10 @@ export const usageResult = {
   $id: 'Usage',
   type: 'object',
   properties: {
-    storage_bytes: bytes,
+    storage_bytes: { ...bytes, description: 'Originals and derivatives' },
     image_count: { type: 'integer' },
     derivative_count: { type: 'integer' },
+    derivative_bytes: { ...bytes, description: 'The part of storage_bytes taken by derivatives' },
     bandwidth_bytes: { ...bytes, description: 'This calendar month (UTC)' },
     transformations: { type: 'integer', description: 'This calendar month (UTC)' },
     period_start: dateTime,
@@ -348,8 +349,9 @@ export const rootResult = {
 
 const healthCheck = {
   type: 'object',
+  description: 'Public callers get `ok` only; latency, error text and detail (worker processes) need the admin credential',
   properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' }, detail: {} },
-  required: ['ok', 'latency_ms'],
+  required: ['ok'],
 };
 
 export const healthResult = {

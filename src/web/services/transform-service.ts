@@ -1,6 +1,7 @@
 // The transform pipeline shared by set A (/transform) and set B (/image/…, /cdn/{id}):
 // resolve the original → canonical derivative key → answer from storage, or run one job.
 import { createHash } from 'node:crypto';
+import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
@@ -35,6 +36,8 @@ export function parseBaseImageUrl(src: string, cdnUrl: string): BaseImageRef | n
     return null;
   }
   if (rest.length < 3 || rest[1] !== 'images') return null;
+  // Dot segments and encoded separators name some other path than the one a prefix check saw.
+  if (rest.some((segment) => segment === '' || segment === '.' || segment === '..' || /[/\\]/.test(segment))) return null;
   const userId = rest[0];
   const file = rest.slice(2).join('/');
   const dot = file.lastIndexOf('.');
@@ -100,7 +103,7 @@ export function prepareTransform(
 }
 
 /** The transform job of a prepared request; its id is a hash of the derivative key (single-flight). */
-export function transformJob(prepared: PreparedTransform, origin: 'api' | 'public'): { jobId: string; data: TransformJobData } {
+export function transformJob(prepared: PreparedTransform, origin: DerivativeOrigin): { jobId: string; data: TransformJobData } {
   return {
     jobId: 'tr-' + createHash('sha256').update(prepared.key).digest('hex').slice(0, 40),
     data: {
@@ -116,9 +119,10 @@ export function transformJob(prepared: PreparedTransform, origin: 'api' | 'publi
 }
 
 /** Answers from storage when the derivative exists; otherwise runs (or joins) its one job. */
-export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: 'api' | 'public', priority?: number): Promise<DerivativeOutcome> {
+export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: DerivativeOrigin, priority?: number): Promise<DerivativeOutcome> {
   const existing = await deps.derivatives.stat(prepared.key);
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
+  await deps.limits.assertMayTransform(prepared.image.userId);
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   // The worker reports what it stored: the responder needs no stat.
