@@ -5,6 +5,7 @@ import { Types, type mongo } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
 import type { DerivativeDoc } from './models/derivative.model.js';
+import type { ImagePreview } from '../imaging/preview.js';
 import type { ImageDoc } from './models/image.model.js';
 import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
 
@@ -48,6 +49,8 @@ export interface RecordUploadInput {
   bytes: number;
   checksum: string;
   storageKey: string;
+  /** Faces and placeholders of this version (null when they could not be computed). */
+  preview?: ImagePreview | null;
 }
 
 export interface RecordUploadOutcome {
@@ -94,6 +97,7 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
     version: input.uploadId.replace(/[^A-Za-z0-9]/g, '').slice(-12),
     uploadId: input.uploadId,
     pendingUsage,
+    preview: input.preview ?? null,
   };
   let image: ImageDoc | null;
   if (existing) {

@@ -19,9 +19,11 @@ export function transformProcessor(ctx: ProcessorContext) {
     const data = job.data;
     const source = await readIfPresent(ctx.storage, data.sourceKey);
     if (!source) throw new ServiceError('not_found', 'The image does not exist');
+    const watermark = data.plan.watermark ? await readIfPresent(ctx.storage, data.plan.watermark.sourceKey) : undefined;
+    if (data.plan.watermark && !watermark) throw new ServiceError('invalid_parameter', 'The watermark image no longer exists');
     let rendered;
     try {
-      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
+      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings, { watermark: watermark ?? undefined }));
     } catch (err) {
       const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new ServiceError('invalid_parameter', `The image could not be processed: ${reason}`);

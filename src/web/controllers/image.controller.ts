@@ -6,7 +6,8 @@ import { ServiceError } from '../../errors.js';
 import { formatFromExtension, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
 import { currentUser } from '../middleware/auth.js';
 import { sendStoredImage } from '../services/image-responder.js';
-import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import { applyClientHints, CLIENT_HINTS } from '../services/client-hints.js';
+import { derivativeCacheControl, ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -26,15 +27,21 @@ function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtensi
   return m ? formatFromExtension(m[1]) : undefined;
 }
 
-async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: 'api' | 'public') {
+async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: 'api' | 'public', vary: string[] = []) {
   const outcome = await ensureDerivative(deps, prepared, origin);
   res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
   await sendStoredImage(deps, req, res, outcome.key, {
     ownerId: prepared.image.userId,
-    cacheControl: 'public, max-age=31536000, immutable',
+    cacheControl: derivativeCacheControl(deps, prepared),
     varyAccept: prepared.dependsOnAccept,
+    vary,
     object: outcome.object,
   });
+}
+
+/** Names of the query parameters the caller sent (the rest of res.locals.query are schema defaults). */
+function givenNames(req: Request): string[] {
+  return Object.keys(req.query as Record<string, unknown>);
 }
 
 function requireSrcRef(deps: WebDeps, src: string) {
@@ -53,7 +60,7 @@ export function imagePathController(deps: WebDeps) {
     const user = currentUser(res);
     const query = res.locals.query as SetBQuery & { src: string };
     const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)));
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), { given: givenNames(req) });
     await serveDerivative(deps, req, res, prepared, 'api');
   };
 }
@@ -113,10 +120,17 @@ export function imageDemoController(deps: WebDeps) {
         plan.fit = 'inside';
       }
     };
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), capped);
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), {
+      given: givenNames(req),
+      keyless: true,
+      adjust: capped,
+    });
     await serveDerivative(deps, req, res, prepared, 'public');
   };
 }
+
+/** With PUBLIC_PRESETS_ONLY, the only parameters the keyless route takes. */
+const PRESETS_ONLY_ALLOWED = new Set(['preset', 'f', 'v']);
 
 /**
  * GET /cdn/{image_id}: public by design (the spec declares no key). Existing derivatives are
@@ -136,15 +150,26 @@ export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number, 
       await consume(req, res);
       throw err;
     }
-    const query = res.locals.query as SetBQuery;
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'));
+    let query = res.locals.query as SetBQuery;
+    const given = givenNames(req);
+    let vary: string[] = [];
+    if (deps.config.publicPresetsOnly) {
+      const refused = given.filter((name) => !PRESETS_ONLY_ALLOWED.has(name));
+      if (refused.length > 0) throw new ServiceError('forbidden', `This service answers /cdn/{id} with presets only (preset, f, v); not allowed: ${refused.join(', ')}`);
+    } else {
+      res.setHeader('Accept-CH', CLIENT_HINTS.join(', '));
+      const hinted = applyClientHints(req, query, image);
+      query = hinted.query;
+      vary = hinted.used;
+    }
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'), { given: [...given, ...(vary.length ? ['w', 'dpr'] : [])], keyless: true });
     let admitted: string | null = null;
     if (!(await deps.derivatives.stat(prepared.key))) {
       await consume(req, res);
       admitted = await admitPublicDerivative(deps, image, prepared.key, maxPublicDerivatives);
     }
     try {
-      await serveDerivative(deps, req, res, prepared, 'public');
+      await serveDerivative(deps, req, res, prepared, 'public', vary);
     } catch (err) {
       // Not created after all: give the slot back.
       if (admitted) await deps.redis.srem(admitted, prepared.key).catch(() => undefined);

@@ -11,6 +11,8 @@ export interface SendOptions {
   ownerId: string;
   cacheControl: string;
   varyAccept?: boolean;
+  /** Request headers besides Accept the answer depends on (client hints). */
+  vary?: string[];
   /** Known object (skips a stat). */
   object?: StoredObject;
 }
@@ -53,7 +55,8 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
   res.setHeader('Last-Modified', obj.updatedAt.toUTCString());
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (options.varyAccept) res.setHeader('Vary', 'Accept');
+  const vary = [...(options.varyAccept ? ['Accept'] : []), ...(options.vary ?? [])];
+  if (vary.length > 0) res.setHeader('Vary', vary.join(', '));
   if (matches(req.headers['if-none-match'], etag)) {
     res.status(304).end();
     return;
