@@ -126,9 +126,13 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
     // Composited onto the finished pixels, whose size only the resize knows.
     const base = await materialise(image);
     const overlay = await watermarkOverlay(inputs.watermark, plan, base.info.width, base.info.height, settings);
-    image = fromRaw(base).composite([
-      { input: overlay.data, raw: { width: overlay.info.width, height: overlay.info.height, channels: 4 }, gravity: SHARP_GRAVITY[plan.watermark.gravity] },
-    ]);
+    const composited = await materialise(
+      fromRaw(base).composite([
+        { input: overlay.data, raw: { width: overlay.info.width, height: overlay.info.height, channels: 4 }, gravity: SHARP_GRAVITY[plan.watermark.gravity] },
+      ]),
+    );
+    // The overlay's alpha must not give an opaque picture an alpha channel.
+    image = base.info.channels === 3 ? fromRaw(composited).removeAlpha() : fromRaw(composited);
   }
   const { data, info } = await encode(image, plan, settings).toBuffer({ resolveWithObject: true });
   // An animated output reports the height of all frames stacked; its frame height is pageHeight.
