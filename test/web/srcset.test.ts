@@ -50,7 +50,8 @@ describe('GET /generate/srcset', function () {
   async function okSrcset(query: string) {
     const res = await srcset(query);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(Object.keys(res.body).sort()).to.deep.equal(['default', 'sizes', 'srcset']);
+    // The spec's three fields plus the image's version and placeholders (issue 18).
+    expect(Object.keys(res.body).sort()).to.deep.equal(['default', 'dominant_color', 'faces', 'lqip', 'sizes', 'srcset', 'thumbhash', 'version']);
     for (const k of ['srcset', 'sizes', 'default']) expect(res.body[k], k).to.be.a('string');
     return { body: res.body as { srcset: string; sizes: string; default: string }, entries: parseSrcset(res.body.srcset) };
   }

@@ -26,7 +26,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
       const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256, ctx.config.maxAnimatedFrames));
       // ---- Preview step (issue 18): faces and placeholders, computed once per version. ----------
-      const preview = await ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, ctx));
+      const preview = await ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, info.frames, ctx));
       // ---- end of the preview step ----------------------------------------------------------------
       const existing = await catalog.driver.images.findOne({ userId: data.userId, publicId: data.publicId });
       let heldBytes = 0;
@@ -81,9 +81,9 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
  * Faces and placeholders of the original. Best effort: an image the detector or the placeholder
  * encoder cannot handle is still a valid upload (gravity=face then falls back to attention).
  */
-async function previewOf(bytes: Buffer, maxInputPixels: number, ctx: ProcessorContext): Promise<ImagePreview | null> {
+async function previewOf(bytes: Buffer, maxInputPixels: number, frames: number, ctx: ProcessorContext): Promise<ImagePreview | null> {
   try {
-    return await describeImage(bytes, maxInputPixels);
+    return await describeImage(bytes, maxInputPixels, frames);
   } catch (err) {
     ctx.log.warn({ err }, 'upload preview (faces, placeholders) failed; stored without it');
     return null;
