@@ -12,7 +12,7 @@ export interface ImagePreview {
   faces: (FaceBox & { score: number })[];
   /** ThumbHash (base64): a ~25-byte placeholder that also encodes the aspect ratio. */
   thumbhash: string;
-  /** `#rrggbb`. */
+  /** `#rrggbb`: the fullest bin of a 4-bit-per-channel histogram (dominantColour). */
   dominantColor: string;
   /** `data:image/webp;base64,…`, at most LQIP_MAX_BYTES. */
   lqip: string;
@@ -35,13 +35,35 @@ function hex(n: number): string {
   return Math.round(n).toString(16).padStart(2, '0');
 }
 
-async function lqipOf(small: Sharp): Promise<string> {
+async function lqipOf(thumb: Sharp): Promise<string> {
   for (const [side, quality] of [[LQIP_SIDE, 40], [16, 25], [10, 20]] as const) {
-    const webp = await small.clone().resize(side, side, { fit: 'inside' }).webp({ quality, alphaQuality: 50, effort: 2 }).toBuffer();
+    const webp = await thumb.clone().resize(side, side, { fit: 'inside' }).webp({ quality, alphaQuality: 50, effort: 2 }).toBuffer();
     const url = `data:image/webp;base64,${webp.toString('base64')}`;
     if (url.length <= LQIP_MAX_BYTES) return url;
   }
   return '';
+}
+
+/**
+ * The most common colour of RGBA pixels: the fullest bin of a 4-bit-per-channel histogram
+ * (transparent pixels left out), as the mean of the pixels in it. On a ≤ 100 px copy this is a
+ * fraction of a millisecond (sharp's stats() costs ~10 ms of pipeline set-up on such an image).
+ */
+export function dominantColour(rgba: Uint8Array): string {
+  const count = new Uint32Array(4096);
+  const sum = new Float64Array(4096 * 3);
+  for (let i = 0; i < rgba.length; i += 4) {
+    if (rgba[i + 3] < 128) continue;
+    const bin = ((rgba[i] >> 4) << 8) | ((rgba[i + 1] >> 4) << 4) | (rgba[i + 2] >> 4);
+    count[bin]++;
+    sum[bin * 3] += rgba[i];
+    sum[bin * 3 + 1] += rgba[i + 1];
+    sum[bin * 3 + 2] += rgba[i + 2];
+  }
+  let best = 0;
+  for (let b = 1; b < 4096; b++) if (count[b] > count[best]) best = b;
+  if (count[best] === 0) return '#000000';
+  return `#${[0, 1, 2].map((c) => hex(sum[best * 3 + c] / count[best])).join('')}`;
 }
 
 /** `frames`: as the upload inspection counted them. */
@@ -58,7 +80,6 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
   const small = sharp(data, raw);
   const thumb = await small.clone().resize(THUMBHASH_SIDE, THUMBHASH_SIDE, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true });
   const thumbhash = Buffer.from(rgbaToThumbHash(thumb.info.width, thumb.info.height, thumb.data)).toString('base64');
-  const { dominant } = await sharp(thumb.data, { raw: { width: thumb.info.width, height: thumb.info.height, channels: 4 } }).stats();
   const { faces } = await detectFaces({ data, width: info.width, height: info.height, channels: 4 });
   return {
     faces: faces.map((f) => ({
@@ -69,8 +90,8 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
       score: Math.round(f.confidence * 1000) / 1000,
     })),
     thumbhash,
-    dominantColor: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}`,
-    lqip: await lqipOf(small),
+    dominantColor: dominantColour(thumb.data),
+    lqip: await lqipOf(sharp(thumb.data, { raw: { width: thumb.info.width, height: thumb.info.height, channels: 4 } })),
     frames,
   };
 }
