@@ -1,4 +1,4 @@
-// Passport-photo benchmark: per-stage and end-to-end time per photo over the shared portraits with
+// Passport-photo benchmark: per-stage and end-to-end time per photo over the corpus portraits with
 // warm models, p50/p90, model-only detect/segment times, and RSS over N consecutive photos.
 //
 //   node --import tsx scripts/bench-passport.ts [--iterations 10] [--soak 200] [--country usa]
@@ -20,7 +20,7 @@ const { values } = parseArgs({
     iterations: { type: 'string', default: '10' },
     soak: { type: 'string', default: '200' },
     country: { type: 'string', default: 'usa' },
-    faces: { type: 'string', default: '/work/shared/corpus/faces' },
+    faces: { type: 'string', default: new URL('../../test/fixtures/corpus/faces', import.meta.url).pathname },
   },
 });
 const iterations = Number(values.iterations);

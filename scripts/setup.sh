@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run setup`: installs what a fresh Debian machine lacks, and is quick when nothing is missing.
 #  - apt: redis-server (private Redis for `npm start` and tests), libjemalloc2 (worker allocator),
-#         chromium (headless browser tests; skipped with PICTOR_SKIP_CHROMIUM=1)
+#         chromium (headless browser tests; PICTOR_SKIP_CHROMIUM=1 leaves it out on a machine that only
+#         runs the service — the browser suites then fail, saying so)
 #  - npm ci when node_modules does not match package-lock.json; then the TypeScript build.
 set -euo pipefail
 cd "$(dirname "$0")/.."

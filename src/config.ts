@@ -2,6 +2,7 @@
 // A wrong value stops the process with one line naming the variable (see ConfigError).
 import os from 'node:os';
 import path from 'node:path';
+import { ALL_QUEUES, type QueueName } from './jobs/queue-names.js';
 
 export type StorageDriverName = 'local' | 'gcs';
 
@@ -66,6 +67,10 @@ export interface Config {
   unversionedMaxAgeSeconds: number;
   /** Animated WebP uploads are accepted up to this many frames (1 = no animation). */
   maxAnimatedFrames: number;
+  /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
+  trustProxy: boolean;
+  /** The queues a worker process serves (WORKER_QUEUES; default all). */
+  workerQueues: readonly QueueName[];
 }
 
 export type PresetValues = Record<string, string | number | boolean>;
@@ -108,10 +113,17 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(true|1|yes)$/i.test(raw.trim())) return true;
-  if (/^(false|0|no)$/i.test(raw.trim())) return false;
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (/^(true|1)$/i.test(raw.trim())) return true;
+  if (/^(false|0)$/i.test(raw.trim())) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function queues(env: Env, name: string): readonly QueueName[] {
+  const requested = list(env, name, []);
+  const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+  if (unknown.length > 0) throw new ConfigError(name, `has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}`);
+  return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
 }
 
 /** PRESETS: `{"name": {"param": value, …}, …}`. Parameter values are checked against the registry's schema by the front door. */
@@ -197,6 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicPresetsOnly: bool(env, 'PUBLIC_PRESETS_ONLY', false),
     unversionedMaxAgeSeconds: int(env, 'UNVERSIONED_MAX_AGE', 60, 0, 86_400),
     maxAnimatedFrames: int(env, 'MAX_ANIMATED_FRAMES', 200, 1, 10_000),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    workerQueues: queues(env, 'WORKER_QUEUES'),
   };
 }
 

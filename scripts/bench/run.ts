@@ -18,7 +18,7 @@ import { childPids, cmdline, cpuMs, currentRss, environOf, freePort, loadAverage
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distRoot = path.resolve(here, '../..');
 const repoRoot = path.resolve(distRoot, '..');
-const photosDir = path.resolve(process.env.BENCH_PHOTOS ?? path.join(repoRoot, '../shared/corpus/photos'));
+const photosDir = path.resolve(process.env.BENCH_PHOTOS ?? path.join(repoRoot, 'test/fixtures/corpus/photos'));
 const resultsDir = path.join(repoRoot, 'bench/results');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const SOAK_JOBS = Number(process.env.BENCH_SOAK_JOBS ?? 2000);

@@ -38,8 +38,8 @@ export interface FaceLike {
 
 // ---------------------------------------------------------------------------------------------
 // Documented constants. Calibrated by hand-labelling crown (top of hair or headwear), chin and
-// eyes in the three shared portraits (/work/shared/corpus/faces; labels in
-// test/passport/fixtures.ts) against refined BlazeFace short-range detections (face-detector.ts).
+// eyes in the three corpus portraits (test/fixtures/corpus/faces; labels in
+// test/passport/helpers.ts) against refined BlazeFace short-range detections (face-detector.ts).
 // ---------------------------------------------------------------------------------------------
 
 /** Rotate to level the eyes only when the roll exceeds this (issue #5: "rotate when over 1 degree"). */
@@ -302,21 +302,6 @@ export function outputToSource(plan: CropPlan, u: number, v: number): Point {
 export function sourceToOutput(plan: CropPlan, p: Point): Point {
   const { a, b } = toFrame(plan.frame, p);
   return { x: (a - plan.a0) * plan.scale, y: (b - plan.b0) * plan.scale };
-}
-
-/** Axis-aligned source bounding box of the output rectangle (may extend beyond the image). */
-export function sourceBounds(plan: CropPlan): Box {
-  const corners = [
-    outputToSource(plan, 0, 0),
-    outputToSource(plan, plan.width, 0),
-    outputToSource(plan, 0, plan.height),
-    outputToSource(plan, plan.width, plan.height),
-  ];
-  const xs = corners.map((p) => p.x);
-  const ys = corners.map((p) => p.y);
-  const x = Math.min(...xs);
-  const y = Math.min(...ys);
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
 }
 
 /** Share of the output area that lies outside the source image (filled with the background colour). */

@@ -1,6 +1,6 @@
 // Passport / visa photo specifications as data: one record per country. GET /passport-photo/specs
 // returns PASSPORT_SPECS as is; the processor reads the same records. Facts and sources:
-// /work/shared/notes/passport-specs.md. Verify against official pages before changing a number.
+// docs/spec/passport-specs.md. Verify against official pages before changing a number.
 
 export const PASSPORT_COUNTRIES = ['usa', 'india', 'india_visa'] as const;
 export type PassportCountry = (typeof PASSPORT_COUNTRIES)[number];

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { PictorApiError, PictorClient, PictorConfigError, PictorNetworkError, canonicalQuery, signedTransformUrlWith, webCryptoHmacSha256, type UploadResult } from '../../src/client/index.js';
 import { signedTransformUrl, signQuery, verifyQuery } from '../../src/imaging/signing.js';
 import { CORPUS, jpeg, png16 } from '../fixtures/images.js';
-import { chromiumAvailable, launchChromium, TEST_OUTPUT } from '../harness/chromium.js';
+import { requireChromium, launchChromium, TEST_OUTPUT } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
 
 const DEMO_TOKEN = 'sdk-demo-token';
@@ -174,7 +174,7 @@ describe('client SDK against the running service', function () {
     });
 
     it('a client-signed srcset loads in headless Chromium, signed in the browser with WebCrypto', async function () {
-      if (!chromiumAvailable()) this.skip();
+      requireChromium();
       const node = await client.signedSrcset(hero.public_url, { widths: [300, 600, 900], f: 'jpeg', q: 70 });
       const browser = await launchChromium({ width: 600, height: 700 });
       try {

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { PictorClient, TRANSFORM_PARAMS, type UploadResult } from '../../src/client/index.js';
 import { freePort } from '../../scripts/lib/redis-server.js';
 import { CORPUS, jpeg } from '../fixtures/images.js';
-import { chromiumAvailable, launchChromium, TEST_OUTPUT, type Browser } from '../harness/chromium.js';
+import { requireChromium, launchChromium, TEST_OUTPUT, type Browser } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
 
 const SHOTS = path.join(TEST_OUTPUT, 'dashboard');
@@ -55,10 +55,7 @@ describe('web dashboard in headless Chromium', function () {
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!chromiumAvailable()) {
-      console.warn('      skipped: /usr/bin/chromium not found (npm run setup installs it)');
-      this.skip();
-    }
+    requireChromium();
     // The dashboard's own origin is an allowed demo origin (DEMO_ORIGINS), as documented.
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;

@@ -20,8 +20,9 @@ const ARGS = [
   '--disable-sync',
 ];
 
-export function chromiumAvailable(): boolean {
-  return fs.existsSync(CHROMIUM);
+/** The browser suites need Chromium; without it they fail with one line saying how to get it (never a silent skip). */
+export function requireChromium(): void {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: \`npm run setup\` installs Debian's chromium for the browser tests`);
 }
 
 export interface Browser {

@@ -56,7 +56,7 @@ describe('jpegCompleteness', () => {
 
   it('never calls a cut-off JPEG complete, wherever it is cut (headers, between scans, inside scan data)', async function () {
     this.timeout(30_000);
-    const samples = [...corpusJpegs().filter(([name]) => /FallenLeaf|ColorfulCups|02_grace/.test(name)), ...(await generatedJpegs())];
+    const samples = [...corpusJpegs().filter(([name]) => /Rocket|Coffee|02_grace/.test(name)), ...(await generatedJpegs())];
     let cuts = 0;
     for (const [name, bytes] of samples) {
       const dense = Array.from({ length: 700 }, (_, i) => i); // every cut in the headers

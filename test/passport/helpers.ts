@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { CORPUS } from '../fixtures/images.js';
 import { detectFacesInImage, refineFace, type DetectedFace } from '../../src/passport/face-detector.js';
 import { rollDegrees, type Point } from '../../src/passport/geometry.js';
 import type { RawImage } from '../../src/passport/image.js';
@@ -22,7 +23,7 @@ after(async () => {
   await closeModels();
 });
 
-export const CORPUS = '/work/shared/corpus';
+export { CORPUS };
 export const FACES_DIR = path.join(CORPUS, 'faces');
 export const PHOTOS_DIR = path.join(CORPUS, 'photos');
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { CHROMIUM, TEST_OUTPUT, chromiumAvailable, launchChromium, type Browser } from '../harness/chromium.js';
+import { TEST_OUTPUT, requireChromium, launchChromium, type Browser } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
 
 describe('/docs in a real browser (headless Chromium)', function () {
@@ -17,10 +17,7 @@ describe('/docs in a real browser (headless Chromium)', function () {
   const requested: string[] = [];
 
   before(async function () {
-    if (!chromiumAvailable()) {
-      console.warn(`      skipped: ${CHROMIUM} not found (npm run setup installs Debian's chromium)`);
-      this.skip();
-    }
+    requireChromium();
     svc = await TestService.start({ workers: 1 });
     key = (await svc.createUser()).key;
     fs.mkdirSync(TEST_OUTPUT, { recursive: true });

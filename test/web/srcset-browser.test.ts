@@ -9,7 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
-import { CHROMIUM, TEST_OUTPUT, chromiumAvailable, launchChromium } from '../harness/chromium.js';
+import { TEST_OUTPUT, requireChromium, launchChromium } from '../harness/chromium.js';
 import { TestService } from '../harness/test-service.js';
 
 
@@ -30,10 +30,7 @@ describe('srcset in a real browser (headless Chromium)', function () {
   let markup: { srcset: string; sizes: string; default: string };
 
   before(async function () {
-    if (!chromiumAvailable()) {
-      console.warn(`      skipped: ${CHROMIUM} not found (npm run setup installs Debian's chromium)`);
-      this.skip();
-    }
+    requireChromium();
     svc = await TestService.start({ env: { WORKER_CONCURRENCY: '3' } });
     const user = await svc.createUser();
     const up = await upload(svc.baseUrl, { key: user.key, bytes: await jpeg(1600, 1000), query: { public_id: 'browser/hero' } });

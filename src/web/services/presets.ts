@@ -41,7 +41,6 @@ export class PresetBook {
     const preset = this.presets.get(request.preset);
     if (!preset) {
       throw new ServiceError('invalid_parameter', `Unknown preset "${request.preset}"`, {
-        param: 'preset',
         issues: [{ loc: ['query', 'preset'], msg: this.presets.size ? `must be one of: ${this.names.join(', ')}` : 'no presets are configured', type: 'enum' }],
       });
     }

@@ -109,7 +109,6 @@ async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformR
   const mark = await deps.images.byId(request.wm, image.userId);
   if (!mark || mark.userId !== image.userId) {
     throw new ServiceError('invalid_parameter', 'wm must be the imageId of another image of yours', {
-      param: 'wm',
       issues: [{ loc: ['query', 'wm'], msg: 'no image of this owner has this imageId', type: 'value_error' }],
     });
   }
@@ -131,7 +130,7 @@ export async function prepareTransform(
   }
   const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, options.keyless ? { dprCapSource: { width: image.width, height: image.height } } : {});
   if (plan.crop && cropOutside(image, plan.crop)) {
-    throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`, { param: 'crop' });
+    throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`);
   }
   if (plan.gravity === 'face') {
     // Faces were found at upload; none (or an upload from before) → sharp's attention strategy.
@@ -179,11 +178,8 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
-  // The worker reports what it stored: the responder needs no stat (older workers do not report).
-  const object: StoredObject | undefined =
-    result.etag && result.updatedAt
-      ? { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL }
-      : undefined;
-  if (object) deps.derivatives.remember(object);
+  // The worker reports what it stored: the responder needs no stat.
+  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
+  deps.derivatives.remember(object);
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false, object };
 }
