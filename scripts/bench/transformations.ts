@@ -16,7 +16,7 @@ import { describeImage } from '../../src/imaging/preview.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');
-const photosDir = path.resolve(process.env.BENCH_PHOTOS ?? path.join(repoRoot, '../shared/corpus/photos'));
+const photosDir = path.resolve(process.env.BENCH_PHOTOS ?? path.join(repoRoot, 'test/fixtures/corpus/photos'));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const MB = 1024 * 1024;
 const settings = { avifEffort: 0, webpEffort: 3, maxInputPixels: 50_000_000 };
@@ -44,7 +44,7 @@ async function aboutOneMb(source: Buffer): Promise<Buffer> {
 
 /** A corpus photo with the test portrait pasted off-centre (a face the detector finds). */
 async function withPortrait(photo: Buffer): Promise<Buffer> {
-  const face = await sharp(path.join(repoRoot, 'test/fixtures/faces/grace_hopper.jpg')).resize({ height: 900 }).toBuffer();
+  const face = await sharp(path.join(repoRoot, 'test/fixtures/corpus/faces/02_grace_hopper.jpg')).resize({ height: 900 }).toBuffer();
   return sharp(photo).composite([{ input: face, left: 1700, top: 300 }]).jpeg({ quality: 92 }).toBuffer();
 }
 

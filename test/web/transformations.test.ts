@@ -17,7 +17,7 @@ type Credential = Awaited<ReturnType<TestService['createUser']>>;
 type Uploaded = Awaited<ReturnType<typeof cdnUpload>> & { version: string; thumbhash: string; dominant_color: string; lqip: string; faces: { x: number; y: number; w: number; h: number }[] };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const FACE = path.resolve(here, '../../../test/fixtures/faces/grace_hopper.jpg');
+const FACE = path.resolve(here, '../../../test/fixtures/corpus/faces/02_grace_hopper.jpg');
 
 /** Raw RGB(A) pixels of an encoded image. */
 async function pixels(bytes: Buffer) {
