@@ -31,8 +31,8 @@ export interface Config {
   logLevel: string;
   /**
    * AVIF encoder effort (0-9). 0 by default: at a quality matching WebP q80 (PSNR) it encodes an
-   * 800 px image in ~1.3× WebP's time at ~0.9× its size; effort 1-2 save ~5% more bytes for
-   * 3-4× the time (scripts/bench, scenario 5).
+   * 800 px image in ~0.7× WebP's time at ~0.9× its size; effort 1-2 save ~8-9% more bytes for
+   * ~2.7-4.3× the time (scripts/bench, scenario 5; docs/performance.md).
    */
   avifEffort: number;
   /** WebP encoder effort (0-6); 3 by default (sharp's own default is 4). */
