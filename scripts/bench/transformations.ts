@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   sharp.concurrency(1);
   const files = fs.readdirSync(photosDir).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, 4);
   const photos = await Promise.all(files.map(async (f) => aboutOneMb(await withPortrait(fs.readFileSync(path.join(photosDir, f))))));
-  process.stdout.write(`Transformations bench: ${photos.length} photos of ${(photos.reduce((a, b) => a + b.length, 0) / photos.length / MB).toFixed(2)} MB (2560x1600 + a portrait), ${ROUNDS} rounds, libvips 1 thread\n`);
+  process.stdout.write(`Transformations bench: ${photos.length} photos of ${(photos.reduce((a, b) => a + b.length, 0) / photos.length / MB).toFixed(2)} MB (2560 px wide + a portrait), ${ROUNDS} rounds, libvips 1 thread\n`);
 
   // Warm-up: MediaPipe's first task creation (~0.4 s) and libvips caches are not per-upload costs.
   const previews = [];
