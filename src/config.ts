@@ -85,11 +85,21 @@ export interface Config {
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
+  /** Named parameter sets (PRESETS, JSON): `preset=<name>` expands to one; explicit parameters win. */
+  presets: Record<string, PresetValues>;
+  /** Keyless /cdn/{id} accepts only `preset` (plus `f` and `v`): no arbitrary sizes from the public. */
+  publicPresetsOnly: boolean;
+  /** Cache lifetime (seconds) of answers that can change: unversioned /cdn/{id} and originals. */
+  unversionedMaxAgeSeconds: number;
+  /** Animated WebP uploads are accepted up to this many frames (1 = no animation). */
+  maxAnimatedFrames: number;
   /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
   trustProxy: boolean;
   /** The queues a worker process serves (WORKER_QUEUES; default all). */
   workerQueues: readonly QueueName[];
 }
+
+export type PresetValues = Record<string, string | number | boolean>;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, detail: string) {
@@ -146,6 +156,27 @@ function queues(env: Env, name: string): readonly QueueName[] {
   const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
   if (unknown.length > 0) throw new ConfigError(name, `has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}`);
   return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
+}
+
+/** PRESETS: `{"name": {"param": value, …}, …}`. Parameter values are checked against the registry's schema by the front door. */
+function presets(env: Env): Record<string, PresetValues> {
+  const raw = env.PRESETS;
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('PRESETS', 'must be JSON like {"thumb":{"w":200,"h":200,"fit":"cover"}}');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('PRESETS', 'must be a JSON object of named parameter sets');
+  for (const [name, values] of Object.entries(parsed)) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new ConfigError('PRESETS', `has an invalid preset name "${name}" (letters, digits, _ and -)`);
+    if (!values || typeof values !== 'object' || Array.isArray(values)) throw new ConfigError('PRESETS', `"${name}" must be an object of parameters`);
+    for (const v of Object.values(values as object)) {
+      if (!['string', 'number', 'boolean'].includes(typeof v)) throw new ConfigError('PRESETS', `"${name}" has a value that is not a string, number or boolean`);
+    }
+  }
+  return parsed as Record<string, PresetValues>;
 }
 
 function list(env: Env, name: string, fallback: string[]): string[] {
@@ -216,6 +247,10 @@ export function loadConfig(env: Env = process.env): Config {
     catalogCompactMinBytes: int(env, 'EMBEDDED_CATALOG_COMPACT_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
+    presets: presets(env),
+    publicPresetsOnly: bool(env, 'PUBLIC_PRESETS_ONLY', false),
+    unversionedMaxAgeSeconds: int(env, 'UNVERSIONED_MAX_AGE', 60, 0, 86_400),
+    maxAnimatedFrames: int(env, 'MAX_ANIMATED_FRAMES', 200, 1, 10_000),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     workerQueues: queues(env, 'WORKER_QUEUES'),
   };

@@ -8,6 +8,7 @@ import { Types, type mongo } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
 import type { DerivativeDoc, DerivativeOrigin } from './models/derivative.model.js';
+import type { ImagePreview } from '../imaging/preview.js';
 import type { ImageDoc } from './models/image.model.js';
 import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
 
@@ -60,6 +61,8 @@ export interface RecordUploadInput {
   imageId?: string;
   /** Creation time of a new image (now when absent). */
   createdAt?: Date;
+  /** Faces and placeholders of this version (null when they could not be computed). */
+  preview?: ImagePreview | null;
 }
 
 export interface RecordUploadOutcome {
@@ -140,6 +143,7 @@ async function tryRecordUpload(catalog: Catalog, input: RecordUploadInput, exist
     version: imageVersion(fields.uploadId),
     uploadId: fields.uploadId,
     pendingUsage,
+    preview: input.preview ?? null,
   };
   let image: ImageDoc | null;
   if (existing) {

@@ -182,10 +182,16 @@ export class PictorClient {
     return `${this.baseUrl}/image/${path}?${queryString([['src', src], ...orderedParams(params, SET_B_PARAMS)])}`;
   }
 
-  /** `{baseUrl}/cdn/{imageId}?…`: the public, key-less address of an image (new sizes are capped per image). */
-  publicImageUrl(imageId: string, params: ImageParams = {}): string {
-    const qs = queryString(orderedParams(params, SET_B_PARAMS));
-    return `${this.baseUrl}/cdn/${encodeURIComponent(imageId)}${qs ? `?${qs}` : ''}`;
+  /**
+   * `{baseUrl}/cdn/{imageId}?…`: the public, key-less address of an image (new sizes are capped per
+   * image). Given an upload result or listing entry, the URL names its version (`v`): immutable,
+   * and different after a replacement.
+   */
+  publicImageUrl(image: string | { imageId: string; version?: string }, params: ImageParams = {}): string {
+    const id = typeof image === 'string' ? image : image.imageId;
+    const version = typeof image === 'string' ? undefined : image.version;
+    const qs = queryString(orderedParams(version && params.v === undefined ? { ...params, v: version } : params, SET_B_PARAMS));
+    return `${this.baseUrl}/cdn/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`;
   }
 
   // ---- transforms ----------------------------------------------------------------------------
@@ -220,7 +226,9 @@ export class PictorClient {
     const f = options.f ?? 'auto';
     const q = options.q ?? 80;
     const exp = options.ttl !== undefined ? Math.floor(Date.now() / 1000) + options.ttl : undefined;
-    const urls = await Promise.all(widths.map((w) => this.sign(exp !== undefined ? { src, w, f, q, exp } : { src, w, f, q })));
+    const urls = await Promise.all(
+      widths.map((w) => this.sign({ src, w, f, q, ...(options.version ? { v: options.version } : {}), ...(exp !== undefined ? { exp } : {}) })),
+    );
     const largest = Math.max(...widths);
     return {
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),

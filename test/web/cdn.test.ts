@@ -9,8 +9,10 @@ import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, expectDetail, GB, listAll, storedObjects, tinyJpeg, usageOf, type CdnUploadBody } from './set-b-helpers.js';
 
-const UPLOAD_KEYS = ['success', 'error', 'public_url', 'cdn_url', 'size', 'content_type', 'imageId', 'project', 'public_id', 'width', 'height', 'checksum'];
-const LISTED_KEYS = ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'checksum', 'created_at'];
+/** The version and placeholders of an image (issue 18, docs/transformations.md). */
+const DESCRIPTION_KEYS = ['version', 'thumbhash', 'dominant_color', 'lqip', 'faces'];
+const UPLOAD_KEYS = ['success', 'error', 'public_url', 'cdn_url', 'size', 'content_type', 'imageId', 'project', 'public_id', 'width', 'height', 'checksum', ...DESCRIPTION_KEYS];
+const LISTED_KEYS = ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'checksum', 'created_at', ...DESCRIPTION_KEYS];
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('set B CDN endpoints', function () {
@@ -137,15 +139,17 @@ describe('set B CDN endpoints', function () {
       expect(plain.headers.get('content-type')).to.equal('image/jpeg');
       const meta = await sharp(plain.bytes).metadata();
       expect([meta.format, meta.width, meta.height], 'no w/h: original size').to.deep.equal(['jpeg', 400, 200]);
-      expect(plain.headers.get('vary')).to.equal('Accept');
-      expect(plain.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+      // No w: the Width client hint could have chosen one. No v: cacheable briefly, then revalidated.
+      expect(plain.headers.get('vary')).to.equal('Accept, Sec-CH-Width, Width');
+      expect(plain.headers.get('cache-control')).to.equal('public, max-age=60, must-revalidate');
       const webpRes = await request(svc.url(`/cdn/${up.imageId}?w=100`), { headers: { Accept: 'image/webp,*/*' } });
       const wm = await sharp(webpRes.bytes).metadata();
       expect([wm.format, wm.width, wm.height]).to.deep.equal(['webp', 100, 50]);
       const png = await request(svc.url(`/cdn/${up.imageId}?w=50&h=50&fit=cover&f=png`));
       const pm = await sharp(png.bytes).metadata();
       expect([pm.format, pm.width, pm.height]).to.deep.equal(['png', 50, 50]);
-      expect(png.headers.get('vary')).to.equal(null);
+      // f fixed: no Accept; a size without dpr: the DPR client hint could have changed it.
+      expect(png.headers.get('vary')).to.equal('Sec-CH-DPR, DPR');
       const etag = png.headers.get('etag')!;
       const notModified = await request(svc.url(`/cdn/${up.imageId}?w=50&h=50&fit=COVER&f=png`), { headers: { 'If-None-Match': etag } });
       expect(notModified.status).to.equal(304);

@@ -144,11 +144,16 @@ describe('set B image routes', function () {
       expect(blurred.sharpness).to.be.lessThan(plain.sharpness);
     });
 
-    it('ETag / If-None-Match → 304 (no body, no bandwidth), long-lived immutable Cache-Control, X-Cache MISS then HIT', async () => {
-      const url = img(small, 'etag.webp', 'w=77');
+    it('ETag / If-None-Match → 304 (no body, no bandwidth), immutable Cache-Control with v, X-Cache MISS then HIT', async () => {
+      // Immutable because the URL names the original's version (issue 18); without v it is revalidated.
+      const version = (small as CdnUploadBody & { version: string }).version;
+      const unversioned = await request(img(small, 'etag.webp', 'w=77'), { key: user.key });
+      expect(unversioned.headers.get('x-cache')).to.equal('MISS');
+      expect(unversioned.headers.get('cache-control')).to.equal('public, max-age=60, must-revalidate');
+      const url = img(small, 'etag.webp', `w=77&v=${version}`);
       const first = await request(url, { key: user.key });
       expect(first.status).to.equal(200);
-      expect(first.headers.get('x-cache')).to.equal('MISS');
+      expect(first.headers.get('x-cache')).to.equal('HIT');
       expect(first.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
       const etag = first.headers.get('etag');
       expect(etag).to.match(/^"[^"]+"$/);

@@ -21,9 +21,11 @@ export function transformProcessor(ctx: ProcessorContext) {
     const data = job.data;
     const source = await readIfPresent(ctx.storage, data.sourceKey);
     if (!source) throw new ServiceError('not_found', 'The image does not exist');
+    const watermark = data.plan.watermark ? await readIfPresent(ctx.storage, data.plan.watermark.sourceKey) : undefined;
+    if (data.plan.watermark && !watermark) throw new ServiceError('invalid_parameter', 'The watermark image no longer exists');
     let rendered;
     try {
-      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
+      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings, { watermark: watermark ?? undefined }));
     } catch (err) {
       // Not retried (a retry would take as long): the caller is told what to change.
       if (err instanceof RenderTimeoutError) {

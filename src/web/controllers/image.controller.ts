@@ -11,7 +11,8 @@ import { sameSecret } from '../monitoring/admin-auth.js';
 import { admitKeylessDerivative, capKeylessPlan } from '../services/keyless-limits.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { sendStoredImage } from '../services/image-responder.js';
-import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import { applyClientHints, CLIENT_HINTS } from '../services/client-hints.js';
+import { derivativeCacheControl, ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -31,15 +32,21 @@ function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtensi
   return m ? formatFromExtension(m[1]) : undefined;
 }
 
-async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: DerivativeOrigin) {
+async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: DerivativeOrigin, vary: string[] = []) {
   const outcome = await ensureDerivative(deps, prepared, origin);
   res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
   await sendStoredImage(deps, req, res, outcome.key, {
     ownerId: prepared.image.userId,
-    cacheControl: 'public, max-age=31536000, immutable',
+    cacheControl: derivativeCacheControl(deps, prepared),
     varyAccept: prepared.dependsOnAccept,
+    vary,
     object: outcome.object,
   });
+}
+
+/** Names of the query parameters the caller sent (the rest of res.locals.query are schema defaults). */
+function givenNames(req: Request): string[] {
+  return Object.keys(req.query as Record<string, unknown>);
 }
 
 function requireSrcRef(deps: WebDeps, src: string) {
@@ -58,7 +65,7 @@ export function imagePathController(deps: WebDeps) {
     const user = currentUser(res);
     const query = res.locals.query as SetBQuery & { src: string };
     const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)));
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), { given: givenNames(req) });
     await serveDerivative(deps, req, res, prepared, 'api');
   };
 }
@@ -114,28 +121,42 @@ export function imageDemoController(deps: WebDeps) {
     const ref = requireSrcRef(deps, query.src);
     const image = await deps.images.byRef(ref.userId, ref.publicId);
     if (!image) throw new ServiceError('not_found', 'Image not found');
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), (plan) =>
-      capKeylessPlan(plan, image, deps.config.keylessMaxSide),
-    );
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), {
+      given: givenNames(req),
+      keyless: true,
+      adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
+    });
     await serveKeyless(deps, req, res, prepared, 'demo', deps.config.demoDerivativesPerImage);
   };
 }
 
 /** Serves a keyless derivative: existing ones freely; a new one only within the image's budget for `origin`. */
-async function serveKeyless(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: 'public' | 'demo', budget: number, beforeNew?: () => Promise<void>) {
+async function serveKeyless(
+  deps: WebDeps,
+  req: Request,
+  res: Response,
+  prepared: PreparedTransform,
+  origin: 'public' | 'demo',
+  budget: number,
+  beforeNew?: () => Promise<void>,
+  vary: string[] = [],
+) {
   let release: (() => Promise<void>) | null = null;
   if (!(await deps.derivatives.stat(prepared.key))) {
     await beforeNew?.();
     release = await admitKeylessDerivative(deps, prepared.image, prepared.key, origin, budget);
   }
   try {
-    await serveDerivative(deps, req, res, prepared, origin);
+    await serveDerivative(deps, req, res, prepared, origin, vary);
   } catch (err) {
     // Not created after all: give the slot back.
     await release?.();
     throw err;
   }
 }
+
+/** With PUBLIC_PRESETS_ONLY, the only parameters the keyless route takes. */
+const PRESETS_ONLY_ALLOWED = new Set(['preset', 'f', 'v']);
 
 /**
  * The caller of /cdn/{id} who may skip the keyless limits: the image's owner, by X-API-Key or by
@@ -174,13 +195,28 @@ export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: Request
       await consume(req, res);
       throw err;
     }
-    const query = res.locals.query as SetBQuery;
+    let query = res.locals.query as SetBQuery;
+    const given = givenNames(req);
     const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
     if (await ownerCredentialOf(req, keys, image)) {
-      await serveDerivative(deps, req, res, prepareTransform(image, 'B', query, negotiation), 'api');
+      await serveDerivative(deps, req, res, await prepareTransform(deps, image, 'B', query, negotiation, { given }), 'api');
       return;
     }
-    const prepared = prepareTransform(image, 'B', query, negotiation, (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide));
-    await serveKeyless(deps, req, res, prepared, 'public', deps.config.publicDerivativesPerImage, () => consume(req, res));
+    let vary: string[] = [];
+    if (deps.config.publicPresetsOnly) {
+      const refused = given.filter((name) => !PRESETS_ONLY_ALLOWED.has(name));
+      if (refused.length > 0) throw new ServiceError('forbidden', `This service answers /cdn/{id} with presets only (preset, f, v); not allowed: ${refused.join(', ')}`);
+    } else {
+      res.setHeader('Accept-CH', CLIENT_HINTS.join(', '));
+      const hinted = applyClientHints(req, query, image);
+      query = hinted.query;
+      vary = hinted.used;
+    }
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiation, {
+      given: [...given, ...(vary.length ? ['w', 'dpr'] : [])],
+      keyless: true,
+      adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
+    });
+    await serveKeyless(deps, req, res, prepared, 'public', deps.config.publicDerivativesPerImage, () => consume(req, res), vary);
   };
 }

@@ -12,7 +12,8 @@ import { priorityOf, wantsAsync } from '../services/request-mode.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { transformBody } from '../services/response-bodies.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
-import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
+import { imageDescription } from '../services/response-bodies.js';
+import { derivativeCacheControl, ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -59,14 +60,16 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`);
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     const accept = req.headers.accept ?? '';
-    const prepared = prepareTransform(image, 'A', query, negotiationFor(image, accept, 'A'));
+    const given = Object.keys(rawQuery);
+    const prepared = await prepareTransform(deps, image, 'A', query, negotiationFor(image, accept, 'A'), { given });
     if (signed) {
       // A browser: negotiate from its Accept header (not the JSON default) and send bytes.
-      const forBrowser = prepareTransform(image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false });
+      const forBrowser = await prepareTransform(deps, image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false }, { given });
       const outcome = await ensureDerivative(deps, forBrowser, 'api');
       await sendStoredImage(deps, req, res, outcome.key, {
         ownerId: image.userId,
-        cacheControl: 'public, max-age=31536000, immutable',
+        // Immutable only when the signed URL names the version (srcset URLs do).
+        cacheControl: derivativeCacheControl(deps, forBrowser),
         varyAccept: forBrowser.dependsOnAccept,
         object: outcome.object,
       });
@@ -91,7 +94,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
 const MAX_SRCSET_WIDTHS = 20;
 
 export function srcsetController(deps: WebDeps) {
-  return (req: Request, res: Response) => {
+  return async (req: Request, res: Response) => {
     const user = currentUser(res);
     const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
     if (!checked.ok) {
@@ -104,7 +107,8 @@ export function srcsetController(deps: WebDeps) {
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
       throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`);
     }
-    if (ref.userId !== user.userId) throw new ServiceError('not_found', 'Image not found');
+    // The URLs name the original's version: immutable, and changed by a replacement.
+    const image = await findOwnedImageByRef(deps, user.userId, ref);
     // `w=` given but empty is an empty list (400), not "use the default widths".
     const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
     if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
@@ -114,12 +118,13 @@ export function srcsetController(deps: WebDeps) {
     const credential = { kid: user.keyId, secret: user.secret };
     // With ttl the URLs carry a signed expiry; without it they stay valid until the key is revoked.
     const exp = ttl !== undefined ? Math.floor(Date.now() / 1000) + ttl : undefined;
-    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q, exp }, credential));
+    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q, v: image.version, exp }, credential));
     const largest = Math.max(...widths);
     res.json({
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),
       sizes: sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
       default: urls[Math.floor((widths.length - 1) / 2)],
+      ...imageDescription(image),
     });
   };
 }

@@ -69,7 +69,10 @@ const json = (name: string, description = 'OK') => ({ description, content: { 'a
 const binaryImage = { type: 'string', format: 'binary' };
 const imageHeaders = {
   ETag: { schema: { type: 'string' } },
-  'Cache-Control': { schema: { type: 'string' }, description: 'Derivatives: public, max-age=31536000, immutable; originals: 5 minutes' },
+  'Cache-Control': {
+    schema: { type: 'string' },
+    description: 'URLs naming the version (`v`, and derivative files): public, max-age=31536000, immutable; unversioned URLs and originals: public, max-age=UNVERSIONED_MAX_AGE (60 s), must-revalidate (ETag)',
+  },
   'X-Cache': { schema: { type: 'string', enum: ['HIT', 'MISS'] }, description: 'HIT: the derivative existed; MISS: a worker made it for this request' },
 };
 function imageResponses(description: string, cacheHeader = true): Json {
@@ -269,7 +272,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
   add('/cdn/{image_id}', 'get', {
     tags: ['Set B: CDN'],
     summary: 'Serve an optimized image (public)',
-    description: `Public (the spec declares no key). Existing derivatives are always served; new ones are capped per image (PUBLIC_DERIVATIVES_PER_IMAGE) and the route is rate-limited per IP.`,
+    description: `Public (the spec declares no key). Existing derivatives are always served; new ones are capped per image (PUBLIC_DERIVATIVES_PER_IMAGE) and the route is rate-limited per IP. Without w and dpr, the client hints Sec-CH-Width/Width and Sec-CH-DPR/DPR are honoured (Accept-CH, Vary). With PUBLIC_PRESETS_ONLY=true only preset, f and v are accepted (403 otherwise). A \`v\` naming a replaced version answers 404.`,
     operationId: 'cdnServe',
     security: NO_AUTH,
     parameters: [pathParameter('image_id', 'imageId'), ...parametersOf(setBServeQuery, 'query')],

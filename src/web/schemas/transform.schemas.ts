@@ -5,7 +5,10 @@ function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> 
   const s: Record<string, unknown> = { type: p.type, description: p.description };
   if (p.minimum !== undefined) s.minimum = p.minimum;
   if (p.maximum !== undefined) s.maximum = p.maximum;
+  if (p.multipleOf !== undefined) s.multipleOf = p.multipleOf;
   if (p.enum) s.enum = [...p.enum];
+  if (p.pattern !== undefined) s.pattern = p.pattern;
+  if (p.example !== undefined) s.examples = [p.example];
   const def = set === 'A' ? p.defaultA : p.defaultB;
   if (def !== undefined) s.default = def;
   return s;

@@ -13,6 +13,8 @@ export interface SendOptions {
   ownerId: string;
   cacheControl: string;
   varyAccept?: boolean;
+  /** Request headers besides Accept the answer depends on (client hints). */
+  vary?: string[];
   /** Known object (skips a stat). */
   object?: StoredObject;
 }
@@ -63,7 +65,8 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
   res.setHeader('Last-Modified', lastModified);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (options.varyAccept) res.setHeader('Vary', 'Accept');
+  const vary = [...(options.varyAccept ? ['Accept'] : []), ...(options.vary ?? [])];
+  if (vary.length > 0) res.setHeader('Vary', vary.join(', '));
   if (notModified) {
     res.status(304).end();
     return;
