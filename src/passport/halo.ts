@@ -7,8 +7,11 @@
 //          pixel that is not person (alpha < 0.5): the outer band of the silhouette;
 //  old bg: the mean colour of the source pixels around that spot (box radius OLD_BG_RADIUS_SHARE)
 //          whose alpha is below 0.05 (certainly background in the original photo);
-//  halo:   the output pixel is within OLD_BG_DISTANCE of that old colour and at least
-//          NEW_BG_DISTANCE away from the new background colour.
+//  person: the mean output colour of the certain person pixels (alpha >= 0.98) around that spot;
+//  halo:   the output pixel is within OLD_BG_DISTANCE of the old colour, closer to it than to any
+//          mix of the person colour and the new background (the anti-aliased edge), and at least
+//          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
+//          old background is therefore not counted.
 import { boxMean, type RawImage, type Rgb } from './image.js';
 
 export const HALO = {
@@ -36,18 +39,25 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
   const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));
   const notPerson = new Float32Array(n);
   const bgW = new Float32Array(n);
+  const fgW = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     notPerson[i] = alpha[i] < 0.5 ? 1 : 0;
     bgW[i] = inside[i] && alpha[i] < 0.05 ? 1 : 0;
+    fgW[i] = alpha[i] >= 0.98 ? 1 : 0;
   }
   const near = boxMean(notPerson, w, h, ringR);
   const r = Math.max(4, Math.round(HALO.OLD_BG_RADIUS_SHARE * h));
   const wMean = boxMean(bgW, w, h, r);
+  const fMean = boxMean(fgW, w, h, r);
   const chan: Float32Array[] = [];
+  const fg: Float32Array[] = [];
   for (let c = 0; c < 3; c++) {
     const p = new Float32Array(n);
     for (let i = 0, j = c; i < n; i++, j += source.channels) p[i] = bgW[i] * source.data[j];
     chan.push(boxMean(p, w, h, r));
+    const q = new Float32Array(n);
+    for (let i = 0, j = c; i < n; i++, j += output.channels) q[i] = fgW[i] * output.data[j];
+    fg.push(boxMean(q, w, h, r));
   }
   let ring = 0;
   let halo = 0;
@@ -63,7 +73,21 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
     const inv = 1 / wMean[i];
     const dOld = Math.hypot(R - chan[0][i] * inv, G - chan[1][i] * inv, B - chan[2][i] * inv);
     const dNew = Math.hypot(R - background[0], G - background[1], B - background[2]);
-    if (dOld <= HALO.OLD_BG_DISTANCE && dNew >= HALO.NEW_BG_DISTANCE) halo++;
+    if (dOld > HALO.OLD_BG_DISTANCE || dNew < HALO.NEW_BG_DISTANCE) continue;
+    if (fMean[i] > 0.02) {
+      const f = 1 / fMean[i];
+      if (distanceToSegment([R, G, B], background, [fg[0][i] * f, fg[1][i] * f, fg[2][i] * f]) <= dOld) continue;
+    }
+    halo++;
   }
   return { share: ring ? halo / ring : 0, ringPixels: ring };
+}
+
+/** Distance from colour p to the segment a-b (the mixes of a and b). */
+function distanceToSegment(p: readonly number[], a: readonly number[], b: readonly number[]): number {
+  const d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+  const len2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+  let t = len2 > 0 ? ((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1] + (p[2] - a[2]) * d[2]) / len2 : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1], p[2] - a[2] - t * d[2]);
 }

@@ -26,7 +26,8 @@ describe('compliance report', function () {
     const names = r.checks.map((c) => c.name);
     for (const n of REQUIRED) expect(names, n).to.include(n);
     for (const c of r.checks) {
-      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected');
+      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected', 'severity', 'message');
+      expect(c.message).to.be.a('string').and.not.equal('');
       expect(c.passed).to.be.a('boolean');
       expect(c.expected).to.be.a('string').and.not.equal('');
     }
