@@ -119,6 +119,8 @@ export interface PassportMeasurements {
   outside_fill_share: number;
   input_width: number;
   input_height: number;
+  /** The input was decoded at 1/decode_shrink of its size (shrink-on-load for large JPEGs). */
+  decode_shrink: number;
   enhancement: EnhanceParams | null;
 }
 
@@ -282,7 +284,19 @@ function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw
   return { x0: Math.round(x0), y0: Math.round(y0), x1: Math.round(x1), y1: Math.round(y1) };
 }
 
+/** With a half-size decode, go back to full size when the face has fewer source pixels than this per output pixel. */
+const SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX = 1.0;
+
 export async function processPassportPhoto(input: Buffer, options: PassportOptions): Promise<PassportResult> {
+  const first = await runPipeline(input, options, true);
+  if (first.measurements.source_px_per_output_px >= SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX || first.measurements.decode_shrink === 1) return first;
+  const full = await runPipeline(input, options, false);
+  full.timings.total += first.timings.total;
+  full.timings.half_size_attempt = first.timings.total;
+  return full;
+}
+
+async function runPipeline(input: Buffer, options: PassportOptions, allowShrink: boolean): Promise<PassportResult> {
   const timer = new Timer();
   if (!isPassportCountry(options.country)) {
     throw new PassportInputError('invalid_country', `Unknown country "${String(options.country)}"; allowed: ${PASSPORT_COUNTRIES.join(', ')}.`, {
@@ -296,7 +310,7 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
   const bg: Rgb = spec.background.rgb;
 
   // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background)
-  const decoded = await decodeInput(input, bg);
+  const decoded = await decodeInput(input, bg, allowShrink);
   const src = decoded.image;
   timer.lap('decode');
 
@@ -509,8 +523,9 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
       planned_head_height_ratio: r3(plan.headHeightRatio),
       planned_eye_line_ratio: r3(plan.eyeLineRatio),
       outside_fill_share: r3(outside),
-      input_width: src.width,
-      input_height: src.height,
+      input_width: decoded.originalWidth,
+      input_height: decoded.originalHeight,
+      decode_shrink: decoded.shrink,
       enhancement: enhanceParams,
     },
     checks,
