@@ -18,8 +18,8 @@ import { workerEnv } from './lib/worker-env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distRoot = path.resolve(here, '..');
-const log = createLogger('pictor-start');
 const env: NodeJS.ProcessEnv = { ...process.env };
+const log = createLogger('pictor-start', env.LOG_LEVEL || 'info');
 const dataDir = path.resolve(env.DATA_DIR ?? './data');
 const cleanups: (() => Promise<void>)[] = [];
 const children: ChildProcess[] = [];

@@ -2,6 +2,7 @@
 // A wrong value stops the process with one line naming the variable (see ConfigError).
 import os from 'node:os';
 import path from 'node:path';
+import { ALL_QUEUES, type QueueName } from './jobs/queue-names.js';
 
 export type StorageDriverName = 'local' | 'gcs';
 
@@ -30,8 +31,8 @@ export interface Config {
   logLevel: string;
   /**
    * AVIF encoder effort (0-9). 0 by default: at a quality matching WebP q80 (PSNR) it encodes an
-   * 800 px image in ~1.3× WebP's time at ~0.9× its size; effort 1-2 save ~5% more bytes for
-   * 3-4× the time (scripts/bench, scenario 5).
+   * 800 px image in ~0.7× WebP's time at ~0.9× its size; effort 1-2 save ~8-9% more bytes for
+   * ~2.7-4.3× the time (scripts/bench, scenario 5; docs/performance.md).
    */
   avifEffort: number;
   /** WebP encoder effort (0-6); 3 by default (sharp's own default is 4). */
@@ -58,6 +59,10 @@ export interface Config {
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
+  /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
+  trustProxy: boolean;
+  /** The queues a worker process serves (WORKER_QUEUES; default all). */
+  workerQueues: readonly QueueName[];
 }
 
 export class ConfigError extends Error {
@@ -94,6 +99,21 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (/^(true|1)$/i.test(raw.trim())) return true;
+  if (/^(false|0)$/i.test(raw.trim())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function queues(env: Env, name: string): readonly QueueName[] {
+  const requested = list(env, name, []);
+  const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+  if (unknown.length > 0) throw new ConfigError(name, `has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}`);
+  return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
 }
 
 function list(env: Env, name: string, fallback: string[]): string[] {
@@ -154,6 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
     stalledIntervalMs: int(env, 'JOB_STALLED_INTERVAL_MS', 30_000, 500, 600_000),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    workerQueues: queues(env, 'WORKER_QUEUES'),
   };
 }
 

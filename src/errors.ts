@@ -40,7 +40,7 @@ export class ServiceError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
-    readonly extra: { issues?: ValidationIssue[]; retryAfterSeconds?: number; param?: string } = {},
+    readonly extra: { issues?: ValidationIssue[]; retryAfterSeconds?: number } = {},
   ) {
     super(message);
     this.status = STATUS[kind];
@@ -58,7 +58,4 @@ export class ServiceError extends Error {
   }
 }
 
-export const badRequest = (msg: string, param?: string) => new ServiceError('bad_request', msg, { param });
-export const notFound = (msg: string) => new ServiceError('not_found', msg);
-export const invalidParameter = (msg: string, param?: string) => new ServiceError('invalid_parameter', msg, { param });
 export const unavailable = (msg: string, retryAfterSeconds?: number) => new ServiceError('unavailable', msg, { retryAfterSeconds });

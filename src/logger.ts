@@ -10,7 +10,7 @@ export interface LoggerOptions {
   buffered?: boolean;
 }
 
-export function createLogger(name: string, level = process.env.LOG_LEVEL ?? 'info', options: LoggerOptions = {}): Logger {
+export function createLogger(name: string, level = 'info', options: LoggerOptions = {}): Logger {
   const settings = { name, level, base: { pid: process.pid, service: name } };
   if (!options.buffered) return pino(settings);
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });

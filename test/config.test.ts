@@ -39,6 +39,14 @@ describe('config', () => {
     // Old generation may reach 2× the live heap before a full GC (src/heap-growth.ts).
     expect(config.heapGrowingPercent).to.equal(100);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).to.equal(0);
+    expect(config.trustProxy).to.equal(false);
+    expect(config.workerQueues).to.deep.equal(['upload-finalize', 'transform', 'passport']);
+  });
+
+  it('reads TRUST_PROXY and WORKER_QUEUES (read by the front door and workers through the config only)', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).to.equal(true);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).to.equal(false);
+    expect(loadConfig({ WORKER_QUEUES: ' passport , transform' }).workerQueues).to.deep.equal(['passport', 'transform']);
   });
 
   it('reads every documented variable', () => {
@@ -77,6 +85,8 @@ describe('config', () => {
     [{ BASE_URL: 'notaurl' }, 'BASE_URL'],
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY'],
+    [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
+    [{ WORKER_QUEUES: 'transform,thumbnails' }, 'WORKER_QUEUES'],
   ];
   for (const [env, variable] of bad) {
     it(`refuses ${JSON.stringify(env)} with a ConfigError naming ${variable}`, () => {

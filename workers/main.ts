@@ -1,7 +1,6 @@
 // Worker process entry point: `node dist/workers/main.js` (Procfile `worker`).
 // WORKER_QUEUES (comma-separated) limits the queues this process serves; default all.
 import { loadConfigOrExit } from '../src/config.js';
-import { ALL_QUEUES, type QueueName } from '../src/jobs/queue-names.js';
 import { applyHeapGrowth } from '../src/heap-growth.js';
 import { createLogger } from '../src/logger.js';
 import { closeOnSignals } from '../src/shutdown.js';
@@ -10,13 +9,7 @@ import { WorkerProcess } from './worker-process.js';
 const config = loadConfigOrExit();
 applyHeapGrowth(config.heapGrowingPercent);
 const log = createLogger('pictor-worker', config.logLevel);
-const requested = (process.env.WORKER_QUEUES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
-if (unknown.length > 0) {
-  process.stderr.write(`Invalid configuration: WORKER_QUEUES has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}\n`);
-  process.exit(78);
-}
-const worker = new WorkerProcess(config, log, requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES);
+const worker = new WorkerProcess(config, log, config.workerQueues);
 
 closeOnSignals(() => worker.close(), log, 'worker (finishing active jobs)');
 

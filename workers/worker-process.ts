@@ -10,6 +10,7 @@ import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
+import { isFinalFailure } from '../src/jobs/bullmq-internals.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
 import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
@@ -97,8 +98,8 @@ export class WorkerProcess {
       });
       worker.on('failed', (job, err) => {
         this.log.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed');
-        // Only final failures: a failure that will be retried has no outcome yet (finishedOn unset).
-        if (job?.id && job.finishedOn) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
+        // Only final failures: a failure that will be retried has no outcome yet.
+        if (job?.id && isFinalFailure(job)) void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
       this.metrics.attach(worker, name);

@@ -1,4 +1,4 @@
-// API credentials: a key (shown once, stored as SHA-256 — keys are 190-bit random, so a fast hash
+// API credentials: a key (shown once, stored as SHA-256 — keys are 192-bit random, so a fast hash
 // is enough) and a secret used to sign transform URLs (HMAC), which the server must read.
 import crypto from 'node:crypto';
 import type { Catalog } from './catalog.js';

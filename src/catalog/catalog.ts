@@ -1,5 +1,7 @@
-// The catalog: one mongoose connection and its models. Every write the service relies on is a
-// single-document atomic operation (no transactions, no TTL), so it runs on any MongoDB.
+// The catalog: one mongoose connection and its models. No transactions and no TTL indexes, so it
+// runs on any MongoDB: each write is atomic on its own document, and the operations of several
+// steps (project deletion, key revocation, an upload's usage) are ordered so that a re-run
+// finishes them.
 import mongoose, { type Connection, type Model, type mongo } from 'mongoose';
 import { apiKeyModel, type ApiKeyDoc } from './models/api-key.model.js';
 import { derivativeModel, type DerivativeDoc } from './models/derivative.model.js';
@@ -24,7 +26,8 @@ export class Catalog {
    * The driver's own collections, for the few hot-path writes built fully typed by hand:
    * mongoose's casting and document building cost 0.2-0.45 ms of CPU per operation (measured on
    * the 2-core bench machine), more than the round trip itself. No defaults, timestamps or
-   * validation are applied here, so every use sets what the schema would.
+   * validation are applied here, so every use sets what the schema would. Used only inside
+   * src/catalog, and never together with the models in one function (docs/maintainers.md).
    */
   readonly driver: { images: mongo.Collection<ImageDoc>; derivatives: mongo.Collection<DerivativeDoc>; usage: mongo.Collection<UsageDoc> };
 

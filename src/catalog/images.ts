@@ -1,5 +1,8 @@
 // Catalog operations on images and derivatives. Each step is one atomic single-document update,
 // ordered so that a job that runs twice (crash, stalled lock, retry) changes nothing the 2nd time.
+// Access rule (docs/maintainers.md): a function uses mongoose models or the driver's collections
+// (catalog.driver), never both; the driver serves the upload and derivative hot path, and each
+// driver write sets every field the schema would (defaults, timestamps).
 import { randomBytes, randomInt } from 'node:crypto';
 import { Types, type mongo } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
@@ -71,8 +74,41 @@ export interface RecordUploadOptions {
  * stale `existing` only costs a re-read.
  */
 export async function recordUpload(catalog: Catalog, input: RecordUploadInput, options: RecordUploadOptions = {}): Promise<RecordUploadOutcome> {
-  const existing = options.existing !== undefined ? options.existing : await catalog.driver.images.findOne({ userId: input.userId, publicId: input.publicId });
-  const retry = () => recordUpload(catalog, input, { heldBytes: options.heldBytes });
+  let existing = options.existing !== undefined ? options.existing : await readImage(catalog, input);
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await tryRecordUpload(catalog, input, existing, options.heldBytes ?? 0);
+    if (outcome) return outcome;
+    // Lost a race with another write of the same image: read it again and retry, a bounded number
+    // of times (a plain error: the job is retried later with backoff).
+    if (attempt >= RECORD_UPLOAD_ATTEMPTS) throw new Error(`Image ${input.userId}/${input.publicId} kept changing under upload ${input.uploadId} (${attempt} attempts)`);
+    existing = await readImage(catalog, input);
+  }
+}
+
+/** Conflicting writes of one image that recordUpload outlasts before giving up for now. */
+const RECORD_UPLOAD_ATTEMPTS = 10;
+
+function readImage(catalog: Catalog, input: RecordUploadInput): Promise<ImageDoc | null> {
+  return findImage(catalog, input.userId, input.publicId);
+}
+
+/** The image `publicId` of `userId` (hot path: the upload worker, the front door's image cache), or null. */
+export function findImage(catalog: Catalog, userId: string, publicId: string): Promise<ImageDoc | null> {
+  return catalog.driver.images.findOne({ userId, publicId });
+}
+
+/** The image with this id (and owner, when given), or null (hot path: the front door's image cache). */
+export function findImageById(catalog: Catalog, imageId: Types.ObjectId, userId?: string): Promise<ImageDoc | null> {
+  return catalog.driver.images.findOne({ _id: imageId, ...(userId ? { userId } : {}) });
+}
+
+/** The image as recorded by this upload, or null (another upload's version, or none). */
+export function findImageOfUpload(catalog: Catalog, userId: string, publicId: string, uploadId: string): Promise<ImageDoc | null> {
+  return catalog.driver.images.findOne({ userId, publicId, uploadId });
+}
+
+/** One attempt of recordUpload against the image as read (`existing`); null when another write got there first. */
+async function tryRecordUpload(catalog: Catalog, input: RecordUploadInput, existing: ImageDoc | null, heldBytes: number): Promise<RecordUploadOutcome | null> {
   if (existing && existing.uploadId === input.uploadId) {
     await applyPendingUsage(catalog, existing._id);
     return { image: existing, previous: null, settled: false };
@@ -98,10 +134,8 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
   let image: ImageDoc | null;
   if (existing) {
     // Conditional on the version we read: a concurrent replacement makes us re-read and retry.
-    image = await catalog.images
-      .findOneAndUpdate({ _id: existing._id, uploadId: existing.uploadId }, { $set: set }, { new: true })
-      .lean();
-    if (!image) return retry();
+    image = await catalog.driver.images.findOneAndUpdate({ _id: existing._id, uploadId: existing.uploadId }, { $set: { ...set, updatedAt: new Date() } }, { returnDocument: 'after' });
+    if (!image) return null;
   } else {
     try {
       // Every schema field set here, timestamps included (the driver applies no defaults).
@@ -110,19 +144,19 @@ export async function recordUpload(catalog: Catalog, input: RecordUploadInput, o
       await catalog.driver.images.insertOne(created);
       image = created;
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return retry();
+      if ((err as { code?: number }).code === 11000) return null;
       throw err;
     }
   }
   const { opId, ...delta } = pendingUsage;
-  const settled = await settleUpload(catalog, input.userId, input.uploadId, opId, delta, options.heldBytes ?? 0);
+  const settled = await settleUpload(catalog, input.userId, input.uploadId, opId, delta, heldBytes);
   if (settled) await clearPendingUsage(catalog, image._id, opId);
   else await applyPendingUsage(catalog, image._id);
   return { image, previous: existing, settled };
 }
 
 async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Promise<void> {
-  const doc = await catalog.images.findById(imageId, { pendingUsage: 1, userId: 1 }).lean();
+  const doc = await catalog.driver.images.findOne({ _id: imageId }, { projection: { pendingUsage: 1, userId: 1 } });
   const pending = doc?.pendingUsage;
   if (!doc || !pending) return;
   await addStorageUsage(catalog, doc.userId, { storageBytes: pending.storageBytes, imageCount: pending.imageCount }, pending.opId);
@@ -132,6 +166,15 @@ async function applyPendingUsage(catalog: Catalog, imageId: Types.ObjectId): Pro
 async function clearPendingUsage(catalog: Catalog, imageId: Types.ObjectId, opId: string): Promise<void> {
   // Bookkeeping, not a change of the image: updatedAt stays.
   await catalog.driver.images.updateOne({ _id: imageId, 'pendingUsage.opId': opId }, { $unset: { pendingUsage: 1 } });
+}
+
+/**
+ * One page of the images matching `scope` (a user's: `{ userId }`, or a project's:
+ * projectImageFilter), newest first, older than `before` when given.
+ */
+export async function listImagesPage(catalog: Catalog, scope: Record<string, unknown>, limit: number, before?: Types.ObjectId): Promise<{ images: ImageDoc[]; hasMore: boolean }> {
+  const docs = await catalog.images.find(before ? { ...scope, _id: { $lt: before } } : scope).sort({ _id: -1 }).limit(limit + 1).lean();
+  return { images: docs.slice(0, limit), hasMore: docs.length > limit };
 }
 
 /** Removes every derivative of a stored original from storage and catalog. Returns how many. */
@@ -192,7 +235,7 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   if (records.length === 0) return [];
   // An id that is not an ObjectId names no image: such a record is stale, never a failed batch.
   const ids = [...new Set(records.map((r) => r.imageId))].filter((id) => Types.ObjectId.isValid(id)).map((id) => new Types.ObjectId(id));
-  const originals = await catalog.images.find({ _id: { $in: ids } }, { _id: 1, userId: 1, version: 1 }).lean();
+  const originals = await catalog.driver.images.find({ _id: { $in: ids } }, { projection: { _id: 1, userId: 1, version: 1 } }).toArray();
   const current = new Set(originals.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
   // Per owner: derivatives newly stored, and renders answered (each counts as a transformation,
   // a stale one included: its caller got the bytes).

@@ -3,7 +3,9 @@
 import transliterate from '@sindresorhus/transliterate';
 import { Types } from 'mongoose';
 import { ServiceError } from '../errors.js';
+import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
+import { deleteImage } from './images.js';
 import type { ProjectDoc } from './models/project.model.js';
 
 export const DEFAULT_PROJECT_SLUG = 'default';
@@ -97,4 +99,34 @@ export async function updateProject(catalog: Catalog, userId: string, projectId:
     if (isDuplicate(err)) throw new ServiceError('conflict', `A project with the slug "${String(set.slug)}" already exists`);
     throw err;
   }
+}
+
+/** The user's projects, oldest first. */
+export function listProjects(catalog: Catalog, userId: string): Promise<ProjectDoc[]> {
+  return catalog.projects.find({ userId }).sort({ _id: 1 }).lean();
+}
+
+export function countProjectImages(catalog: Catalog, project: ProjectDoc): Promise<number> {
+  return catalog.images.countDocuments(projectImageFilter(project));
+}
+
+/**
+ * Deletes a project (never `default`): its images move to `default`, or are deleted one by one
+ * (catalog, usage, bytes) before the project itself goes. Several steps, each atomic: a crash
+ * midway leaves the project with fewer images, and the same request finishes it.
+ */
+export async function deleteProject(catalog: Catalog, storage: Storage, project: ProjectDoc, moveImagesToDefault: boolean): Promise<{ moved: number; deleted: number }> {
+  if (project.slug === DEFAULT_PROJECT_SLUG) throw new ServiceError('forbidden', 'The default project cannot be deleted');
+  const { userId } = project;
+  let moved = 0;
+  let deleted = 0;
+  if (moveImagesToDefault) {
+    const target = await ensureDefaultProject(catalog, userId);
+    moved = (await catalog.images.updateMany({ userId, projectId: project._id }, { $set: { projectId: target._id } })).modifiedCount;
+  } else {
+    const ids = await catalog.images.find({ userId, projectId: project._id }, { _id: 1 }).lean();
+    for (const { _id } of ids) if (await deleteImage(catalog, storage, userId, String(_id))) deleted++;
+  }
+  await catalog.projects.deleteOne({ _id: project._id, userId });
+  return { moved, deleted };
 }

@@ -17,23 +17,42 @@ function docId(userId: string, period: string): string {
 }
 
 async function apply(catalog: Catalog, userId: string, period: string, delta: UsageDelta, opId?: string): Promise<boolean> {
-  const id = docId(userId, period);
   const inc = Object.fromEntries(Object.entries(delta).filter(([, v]) => v !== 0 && v !== undefined));
   if (Object.keys(inc).length === 0) return false;
-  if (!opId) {
-    await catalog.usage.updateOne({ _id: id }, { $inc: inc, $setOnInsert: { userId, period } }, { upsert: true });
-    return true;
-  }
-  // The conditional update never upserts (that could duplicate the document). It usually finds
-  // the document and is the only round trip; when it matches nothing, the document is created if
-  // missing and the update tried once more (the op may also simply have been applied already).
+  if (!opId) return applyAlways(catalog, userId, period, inc);
+  return applyOnce(catalog, userId, period, inc, opId);
+}
+
+/** An increment without an op id (mongoose: the upsert fills in the schema's defaults). */
+async function applyAlways(catalog: Catalog, userId: string, period: string, inc: Record<string, number>): Promise<boolean> {
+  await catalog.usage.updateOne({ _id: docId(userId, period) }, { $inc: inc, $setOnInsert: { userId, period } }, { upsert: true });
+  return true;
+}
+
+/**
+ * An increment applied once per op id (driver: the hot path). The conditional update never
+ * upserts (that could duplicate the document). It usually finds the document and is the only
+ * round trip; when it matches nothing, the document is created if missing and the update tried
+ * once more (the op may also simply have been applied already).
+ */
+async function applyOnce(catalog: Catalog, userId: string, period: string, inc: Record<string, number>, opId: string): Promise<boolean> {
+  const id = docId(userId, period);
   const conditional = () =>
     catalog.driver.usage.updateOne({ _id: id, ops: { $ne: opId } }, { $inc: inc, $push: { ops: { $each: [opId], $slice: -OPS_REMEMBERED } } });
   const first = await conditional();
   if (first.modifiedCount === 1) return true;
-  await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period, ops: [] } }, { upsert: true });
+  await ensureCounters(catalog, userId, period);
   const res = await conditional();
   return res.modifiedCount === 1;
+}
+
+/** Creates the counters document when missing, with every field the schema defaults (driver: no defaults of its own). */
+async function ensureCounters(catalog: Catalog, userId: string, period: string): Promise<void> {
+  await catalog.driver.usage.updateOne(
+    { _id: docId(userId, period) },
+    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
+    { upsert: true },
+  );
 }
 
 /** Storage-side counters (bytes stored, image and derivative counts). */
@@ -63,9 +82,9 @@ export async function holdStorage(catalog: Catalog, userId: string, uploadId: st
     );
   if ((await hold()).modifiedCount === 1) return true;
   // The document may be missing (a user's first upload; or created meanwhile by another one).
-  await catalog.usage.updateOne({ _id: id }, { $setOnInsert: { userId, period: 'total', ops: [] } }, { upsert: true });
+  await ensureCounters(catalog, userId, 'total');
   if ((await hold()).modifiedCount === 1) return true;
-  return (await catalog.usage.exists({ _id: id, [field]: { $exists: true } })) !== null;
+  return (await catalog.driver.usage.findOne({ _id: id, [field]: { $exists: true } } as mongo.Filter<UsageDoc>, { projection: { _id: 1 } })) !== null;
 }
 
 /**

@@ -2,9 +2,10 @@
 // Results arrive as one message per finished job on the job-outcomes channel (job-outcomes.ts);
 // the job's own state is looked at when a caller joins an existing job and, as a safety net,
 // while a caller has waited longer than OUTCOME_RECHECK_MS (a message lost to a reconnect).
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions, type JobType } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
+import { hasFinished } from './bullmq-internals.js';
 import { decodeFailure } from './job-failure.js';
 import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, type JobOutcome } from './job-outcomes.js';
 import type { JobTypes } from './job-types.js';
@@ -69,6 +70,11 @@ class QueueCounts {
 }
 
 export class JobProducer {
+  /**
+   * The BullMQ queues themselves, for Bull Board and tests. Other code goes through the methods
+   * below (getJob, jobCounts, run, enqueue, wait), so what the front door does with a queue stays
+   * in this class.
+   */
   readonly queues: Record<QueueName, Queue>;
   /** Subscribed to the job-outcomes channel (a subscriber connection can do nothing else). */
   private readonly subscriber: Redis;
@@ -156,6 +162,16 @@ export class JobProducer {
     return job;
   }
 
+  /** The job with this id, or undefined when there is none (or no longer). */
+  async getJob<N extends QueueName>(name: N, jobId: string): Promise<Job<JobTypes[N]['data'], JobTypes[N]['result']> | undefined> {
+    return (await this.queues[name].getJob(jobId)) as Job<JobTypes[N]['data'], JobTypes[N]['result']> | undefined;
+  }
+
+  /** How many jobs of the queue are in each of these states. */
+  jobCounts(name: QueueName, ...states: JobType[]): Promise<Record<string, number>> {
+    return this.queues[name].getJobCounts(...states);
+  }
+
   async wait<N extends QueueName>(name: N, jobId: string, timeoutMs = this.options.jobTimeoutMs): Promise<JobTypes[N]['result']> {
     const job = await this.queues[name].getJob(jobId);
     if (!job) throw new ServiceError('not_found', `Job ${jobId} not found`);
@@ -221,7 +237,7 @@ export class JobProducer {
   private async lookIfFinished(name: QueueName, jobId: string): Promise<void> {
     try {
       // The queues' own connection: the HGET travels and is answered with the add.
-      if ((await this.options.connection.hget(this.queues[name].toKey(jobId), 'finishedOn')) === null) return;
+      if (!(await hasFinished(this.options.connection, this.queues[name], jobId))) return;
     } catch {
       return; // Redis away: the loss handling answers the caller; otherwise the message or the recheck.
     }

@@ -11,9 +11,9 @@ export interface UploadFinalizeJobData {
   stagedBytes: number;
   /**
    * SHA-256 of the file as the front door received it: the worker takes it as the checksum
-   * when the staged object still has stagedBytes (absent from jobs of older front doors).
+   * when the staged object still has stagedBytes.
    */
-  stagedSha256?: string;
+  stagedSha256: string;
   projectId: string | null;
   maxInputPixels: number;
   /** Storage quota of the owner's plan at request time. */
@@ -54,8 +54,8 @@ export interface TransformResult {
   width: number;
   height: number;
   /** Validators of the stored derivative (as storage.stat reports them): the front door then skips a stat. */
-  etag?: string;
-  updatedAt?: string;
+  etag: string;
+  updatedAt: string;
 }
 
 export interface PassportJobData {

@@ -304,21 +304,6 @@ export function sourceToOutput(plan: CropPlan, p: Point): Point {
   return { x: (a - plan.a0) * plan.scale, y: (b - plan.b0) * plan.scale };
 }
 
-/** Axis-aligned source bounding box of the output rectangle (may extend beyond the image). */
-export function sourceBounds(plan: CropPlan): Box {
-  const corners = [
-    outputToSource(plan, 0, 0),
-    outputToSource(plan, plan.width, 0),
-    outputToSource(plan, 0, plan.height),
-    outputToSource(plan, plan.width, plan.height),
-  ];
-  const xs = corners.map((p) => p.x);
-  const ys = corners.map((p) => p.y);
-  const x = Math.min(...xs);
-  const y = Math.min(...ys);
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
-}
-
 /** Share of the output area that lies outside the source image (filled with the background colour). */
 export function outsideShare(plan: CropPlan, imageWidth: number, imageHeight: number, samples = 24): number {
   let out = 0;

@@ -1,5 +1,5 @@
 // Raw-pixel helpers for the passport pipeline: decode, resampling warps, box filters.
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { PassportInputError } from './errors.js';
 
 /** Interleaved 8-bit pixels, row-major, no padding. */
@@ -363,10 +363,6 @@ export function upsample2(src: Float32Array, w2: number, h2: number, width: numb
 /** Rec. 709 luma of sRGB-encoded values, 0..255. */
 export function luma(r: number, g: number, b: number): number {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-
-export function rawToSharp(img: RawImage): Sharp {
-  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
 }
 
 /**

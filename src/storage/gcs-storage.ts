@@ -311,7 +311,7 @@ function toStoredObject(key: string, metadata: FileMetadata): StoredObject {
     key,
     size: Number(metadata.size ?? 0),
     contentType: metadata.contentType ?? DEFAULT_CONTENT_TYPE,
-    // md5 in hex, like the local driver: the same bytes get the same etag on either backend.
+    // GCS's own MD5 in hex (the local driver uses SHA-256: an etag only compares within one backend).
     // Composite objects have no md5; their generation changes with every write instead.
     etag: metadata.md5Hash ? Buffer.from(metadata.md5Hash, 'base64').toString('hex') : String(metadata.generation ?? metadata.etag ?? ''),
     updatedAt: new Date(metadata.updated ?? metadata.timeCreated ?? Date.now()),

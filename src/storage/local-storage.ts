@@ -13,8 +13,8 @@ import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs
 import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { ExpiringMap } from '../expiring-map.js';
-import { describeWritten, directIo, threadPoolIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
+import { LRUCache } from 'lru-cache';
+import { describeWritten, directIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
 import {
   assertSafeKey,
   assertSafePrefix,
@@ -35,13 +35,6 @@ import {
 export interface LocalStorageOptions {
   rootDir: string;
   publicBaseUrl: string;
-  /** fsync data and sidecar before renaming them into place (default true): survives a power cut. */
-  fsync?: boolean;
-  /**
-   * Small file operations (stat, realpath, sidecars, bodies up to 1 MiB without fsync) as direct
-   * system calls rather than thread-pool round trips (default true; see local-file-io.ts).
-   */
-  directIo?: boolean;
 }
 
 const TEMP_DIR = '.tmp';
@@ -68,7 +61,7 @@ interface Sidecar {
   contentType: string;
   metadata: Record<string, string>;
   cacheControl?: string;
-  /** Content etag: the first 128 bits of the bytes' SHA-256, hex (sidecars written before: MD5). */
+  /** Content etag: the first 128 bits of the bytes' SHA-256, hex. */
   etag: string;
   size: number;
 }
@@ -84,17 +77,15 @@ export class LocalStorage implements Storage {
   readonly driver = 'local';
   private readonly root: string;
   private readonly publicBaseUrl: string;
-  private readonly fsync: boolean;
-  private readonly io: LocalFileIo;
+  /** Small file operations as direct system calls (see local-file-io.ts). */
+  private readonly io: LocalFileIo = directIo;
   private realRoot: Promise<string> | undefined;
   /** Folders recently resolved inside the root. */
-  private readonly verifiedFolders = new ExpiringMap<true>(VERIFIED_FOLDER_TTL_MS, VERIFIED_FOLDERS_MAX);
+  private readonly verifiedFolders = new LRUCache<string, true>({ max: VERIFIED_FOLDERS_MAX, ttl: VERIFIED_FOLDER_TTL_MS });
 
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
     this.publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
-    this.fsync = options.fsync ?? true;
-    this.io = options.directIo === false ? threadPoolIo : directIo;
   }
 
   async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
@@ -106,7 +97,8 @@ export class LocalStorage implements Storage {
     let placedSidecar: string | undefined;
     let placedData = false;
     try {
-      const sync = this.fsync && options.durable !== false;
+      // Data and sidecar are fsynced before they are renamed into place, unless the caller can re-create them.
+      const sync = options.durable !== false;
       if (options.sha256 !== undefined && !(Buffer.isBuffer(body) && SHA256_HEX.test(options.sha256))) {
         throw new TypeError('put: sha256 must be the hex SHA-256 of a Buffer body');
       }
@@ -243,7 +235,7 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.io.writeNew(probe, Buffer.from('ok'), this.fsync, false);
+      await this.io.writeNew(probe, Buffer.from('ok'), true, false);
       await rm(probe, { force: true });
     } catch (err) {
       throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
@@ -348,7 +340,7 @@ export class LocalStorage implements Storage {
   private async readSidecar(key: string, inode: bigint): Promise<Sidecar | undefined> {
     try {
       const parsed = JSON.parse(await this.io.readText(this.sidecarPath(key, inode))) as Partial<Sidecar>;
-      const etag = parsed.etag ?? (parsed as { md5?: unknown }).md5;
+      const etag = parsed.etag;
       if (typeof etag !== 'string' || typeof parsed.size !== 'number') return undefined;
       return {
         contentType: typeof parsed.contentType === 'string' ? parsed.contentType : DEFAULT_CONTENT_TYPE,

@@ -19,7 +19,7 @@ import type { WebDeps } from './web-deps.js';
 export function createApp(deps: WebDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', process.env.TRUST_PROXY === 'true' ? true : 'loopback');
+  app.set('trust proxy', deps.config.trustProxy ? true : 'loopback');
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(deps.log));

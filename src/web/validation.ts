@@ -68,7 +68,7 @@ export function compile<T>(schema: object): CompiledSchema<T> {
 export function validationError(issues: ValidationIssue[]): ServiceError {
   const first = issues[0];
   const name = first ? String(first.loc[first.loc.length - 1]) : 'request';
-  return new ServiceError('invalid_parameter', `Invalid value for "${name}": ${first?.msg ?? 'invalid'}`, { issues, param: name });
+  return new ServiceError('invalid_parameter', `Invalid value for "${name}": ${first?.msg ?? 'invalid'}`, { issues });
 }
 
 /** Query values arrive as strings; an empty value means "not given" for optional parameters. */

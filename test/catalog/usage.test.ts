@@ -112,6 +112,56 @@ describe('upload usage accounting (holdStorage, recordUpload, settleUpload)', ()
     expect(await usage(user)).to.deep.equal({ storageBytes: 700, imageCount: 1, holds: [] });
   });
 
+  it('an image that keeps changing under the upload: a bounded number of re-reads, then a retryable error, nothing counted', async () => {
+    const user = `u-${randomUUID()}`;
+    await finalize(input(user, 'a', 300));
+    const stale = await catalog.images.findOne({ userId: user, publicId: 'a' }).lean();
+    await finalize(input(user, 'a', 500));
+    // Every re-read answers the stale document, as if another upload replaced the image each time
+    // between the read and the conditional write (a race that cannot be produced on demand).
+    const images = catalog.driver.images;
+    const findOne = images.findOne;
+    let reads = 0;
+    images.findOne = (async () => {
+      reads++;
+      return stale;
+    }) as unknown as typeof findOne;
+    const late = input(user, 'a', 700);
+    try {
+      const err = await recordUpload(catalog, late, { existing: stale }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(Error);
+      expect((err as Error).message).to.match(/kept changing under upload .* \(10 attempts\)/);
+      expect(reads).to.equal(9);
+    } finally {
+      images.findOne = findOne;
+    }
+    expect(await usage(user)).to.deep.equal({ storageBytes: 500, imageCount: 1, holds: [] });
+  });
+
+  it('documents written through the driver carry what the schema would give them (defaults, timestamps, validation)', async () => {
+    const user = `u-${randomUUID()}`;
+    await finalize(input(user, 'a', 300));
+    const first = await catalog.driver.images.findOne({ userId: user, publicId: 'a' });
+    expect(new catalog.images(first).validateSync(), 'the inserted image is valid for the schema').to.equal(undefined);
+    expect(first).to.include({ projectId: null });
+    expect(first!.createdAt).to.be.instanceOf(Date);
+    expect(first!.updatedAt.getTime()).to.equal(first!.createdAt.getTime());
+    await finalize(input(user, 'a', 500));
+    const replaced = await catalog.driver.images.findOne({ userId: user, publicId: 'a' });
+    expect(new catalog.images(replaced).validateSync(), 'the replaced image is valid for the schema').to.equal(undefined);
+    expect(replaced!.createdAt.getTime()).to.equal(first!.createdAt.getTime());
+    expect(replaced!.updatedAt.getTime(), 'updatedAt moves with a replacement').to.be.at.least(first!.updatedAt.getTime());
+    expect(replaced!.version).to.not.equal(first!.version);
+    // The counters document the driver created (first hold) has every field the schema defaults.
+    const counters = await catalog.driver.usage.findOne({ _id: user });
+    const defaults = new catalog.usage({ _id: user, userId: user, period: 'total' }).toObject() as unknown as Record<string, unknown>;
+    for (const field of Object.keys(defaults)) expect(counters, `counters field ${field}`).to.have.property(field);
+    expect(new catalog.usage(counters).validateSync()).to.equal(undefined);
+  });
+
   it('holds refuse what would pass the quota, also for a user without counters yet', async () => {
     const user = `u-${randomUUID()}`;
     expect(await holdStorage(catalog, user, randomUUID(), QUOTA + 1, QUOTA)).to.equal(false);

@@ -12,7 +12,7 @@ import { freePort } from '../../scripts/lib/redis-server.js';
 import { jpeg } from '../fixtures/images.js';
 import { upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
-import { assertConsistent, exited, figure, queuesSettled, SHORT_LOCKS, sleep, stopChild } from './fault-helpers.js';
+import { assertConsistent, exited, figure, queuesSettled, SHORT_LOCKS, sleep, stopChild, waitFor } from './fault-helpers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SERVER_ENTRY = path.resolve(here, '../../src/web/server.js');
@@ -62,8 +62,20 @@ function slowUpload(baseUrl: string, key: string, bytes: Buffer, filename: strin
     // Destroyed by us before any response: no 'error' is emitted, only 'close'.
     req.on('close', () => resolve({ kind: 'connection-error', code: 'closed' }));
   });
-  req.write(head);
-  return { response, finish: () => req.end(tail), abort: () => req.destroy() };
+  const headWritten = new Promise<void>((resolve) => req.write(head, () => resolve()));
+  return { response, headWritten, finish: () => req.end(tail), abort: () => req.destroy() };
+}
+
+/** True once a new connection to the front door is refused (it has stopped listening). */
+function refusesConnections(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }
 
 async function fetchUpload(baseUrl: string, key: string, bytes: Buffer, filename: string): Promise<Outcome> {
@@ -80,6 +92,12 @@ describe('fault 5: SIGTERM to the front door during in-flight uploads', function
   this.timeout(60_000);
   let svc: TestService;
   let frontDoor: ChildProcess | null = null;
+
+  /** Upload jobs of this user whose public id starts with `prefix`, in any state. */
+  async function uploadJobsOf(userId: string, prefix: string): Promise<number> {
+    const jobs = await svc.deps.jobs.queues['upload-finalize'].getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
+    return jobs.filter((j) => j?.data.userId === userId && j.data.publicId.startsWith(prefix)).length;
+  }
 
   before(async () => {
     svc = await TestService.start({ workers: 1, env: { ...SHORT_LOCKS } });
@@ -99,12 +117,15 @@ describe('fault 5: SIGTERM to the front door during in-flight uploads', function
     const inFlight = Array.from({ length: 20 }, (_, i) => fetchUpload(fd.baseUrl, user.key, images[i % 4], `fast-${i}.jpg`));
     const slow = [0, 1].map((i) => slowUpload(fd.baseUrl, user.key, images[i], `slow-${i}.jpg`));
     const abandoned = slowUpload(fd.baseUrl, user.key, images[2], 'abandoned.jpg');
-    await sleep(300);
+    // In flight for sure: every fast upload has its job queued (the front door took the request
+    // and waits for the worker), and the slow bodies' first halves are written.
+    await Promise.all([...slow, abandoned].map((s) => s.headWritten));
+    await waitFor('the 20 fast uploads to be queued', async () => (await uploadJobsOf(user.userId, 'fast-')) >= inFlight.length, 30_000, 20);
 
     const signalledAt = Date.now();
     const exit = new Promise<number | null>((resolve) => fd.child.once('exit', (code) => resolve(code)));
     fd.child.kill('SIGTERM');
-    await sleep(200);
+    await waitFor('the front door to refuse new connections', () => refusesConnections(fd.baseUrl), 10_000, 20);
     // After the signal: new connections are refused; started bodies are still read to the end.
     const late = Array.from({ length: 4 }, (_, i) => fetchUpload(fd.baseUrl, user.key, images[i], `late-${i}.jpg`));
     for (const s of slow) s.finish();
@@ -157,7 +178,7 @@ describe('fault 5: SIGTERM to the front door during in-flight uploads', function
     await sleep(300);
     const exit = new Promise<number | null>((resolve) => fd.child.once('exit', (code) => resolve(code)));
     fd.child.kill('SIGTERM');
-    await sleep(200);
+    await waitFor('the front door to refuse new connections', () => refusesConnections(fd.baseUrl), 10_000, 20);
     // Its body's end and request 2 (set B) follow on the same keep-alive connection.
     socket.write(tail);
     socket.write(`GET /cdn/usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.key}\r\n\r\n`);

@@ -39,10 +39,12 @@ describe('fault 1: a worker SIGKILLed mid-job', function () {
     const victimPid = Number(active.processedBy!.split(':').pop());
     const victim = svc.workers.find((w) => w.pid === victimPid);
     expect(victim, `worker ${active.processedBy} is one of ours`).to.not.equal(undefined);
-    await new Promise((r) => setTimeout(r, 300)); // well inside the encode
+    // Killed as soon as it holds the job (no guess at how long the encode takes); the job must not
+    // have finished by then, or this would not test a takeover.
     victim!.kill('SIGKILL');
     await exited(victim!);
     const killedAt = Date.now();
+    expect(['completed', 'failed'], 'the job was still unfinished when its worker died').to.not.include(await transformQueue.getJobState(active.id!));
 
     const res = await pending;
     const elapsed = Date.now() - started;

@@ -361,17 +361,6 @@ describe('LocalStorage', () => {
       expect(await rejectionOf(storage.put('e/stream2.bin', Readable.from([bytes]), { sha256: given }))).to.be.instanceOf(TypeError);
     });
 
-    it('reads sidecars written before etags came from SHA-256 (field "md5")', async () => {
-      await storage.put('old/x.bin', Buffer.from('old bytes'), { contentType: 'image/x-old' });
-      const metaDir = path.join(rootDir, '.meta', 'old');
-      const [sidecarName] = await readdir(metaDir);
-      const sidecar = JSON.parse(await readFile(path.join(metaDir, sidecarName), 'utf8')) as Record<string, unknown>;
-      const legacy: Record<string, unknown> = { ...sidecar, md5: md5Hex(Buffer.from('old bytes')) };
-      delete legacy.etag;
-      await writeFile(path.join(metaDir, sidecarName), JSON.stringify(legacy));
-      expect(await storage.stat('old/x.bin')).to.include({ etag: md5Hex(Buffer.from('old bytes')), contentType: 'image/x-old' });
-    });
-
     it('stores object a/b.jpg as the plain file <root>/a/b.jpg', async () => {
       await storage.put('a/b.jpg', Buffer.from('jpeg bytes'));
       expect((await readFile(path.join(rootDir, 'a', 'b.jpg'))).toString()).to.equal('jpeg bytes');

@@ -5,6 +5,7 @@
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
+import { classifyRenderFailure } from '../../src/imaging/render-failure.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-types.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
@@ -23,6 +24,11 @@ export function transformProcessor(ctx: ProcessorContext) {
     try {
       rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
     } catch (err) {
+      // Internal failures (out of memory, transient libvips errors) go back to BullMQ, which
+      // retries them; after the last attempt the caller gets 503. Input that cannot be rendered
+      // is 422 at once (the guard makes it final).
+      if (err instanceof ServiceError) throw err;
+      if ((await classifyRenderFailure(err, source, settings.maxInputPixels)) === 'internal') throw err;
       const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new ServiceError('invalid_parameter', `The image could not be processed: ${reason}`);
     }

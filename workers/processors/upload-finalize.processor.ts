@@ -1,7 +1,7 @@
 // upload-finalize: the staged bytes become a catalogued original (or the upload is refused and
 // nothing remains). Idempotent: a re-run after a crash finds the catalog entry and finishes.
 import type { Job } from 'bullmq';
-import { baseImageKey, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
+import { baseImageKey, findImage, findImageOfUpload, purgeDerivatives, recordUpload } from '../../src/catalog/images.js';
 import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/usage.js';
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
@@ -16,7 +16,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
     const bytes = await readIfPresent(storage, data.stagingKey);
     if (!bytes) {
       // Staging is deleted last: if it is gone, an earlier run finished this upload.
-      const done = await catalog.images.findOne({ userId: data.userId, publicId: data.publicId, uploadId: data.uploadId }).lean();
+      const done = await findImageOfUpload(catalog, data.userId, data.publicId, data.uploadId);
       if (!done) throw new ServiceError('bad_request', 'The staged upload is gone; please upload again');
       return toResult(done, false);
     }
@@ -24,7 +24,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       // The front door hashed the file as it arrived; a staged object of another size is hashed anew.
       const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
       const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256));
-      const existing = await catalog.driver.images.findOne({ userId: data.userId, publicId: data.publicId });
+      const existing = await findImage(catalog, data.userId, data.publicId);
       let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
         // Held atomically against the quota until the upload's own usage delta is applied below.

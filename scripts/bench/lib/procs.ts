@@ -16,23 +16,6 @@ export function spawnNode(name: string, script: string, args: string[], env: Nod
   return { name, child, pid: child.pid };
 }
 
-export async function waitForHttp(url: string, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.status < 500) return;
-      last = `status ${res.status}`;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    await sleep(200);
-  }
-  throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms (${last})`);
-}
-
 /** Same free-port probe as the Redis launcher. */
 export { freePort } from '../../lib/redis-server.js';
 

@@ -1,9 +1,9 @@
 // Set B CDN management: POST /cdn/upload, GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
 import type { Request, Response } from 'express';
 import { Types } from 'mongoose';
-import { deleteImage } from '../../catalog/images.js';
+import { deleteImage, listImagesPage } from '../../catalog/images.js';
 import { planById } from '../../catalog/plans.js';
-import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
+import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, listProjects, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
 import { announceImageChange } from '../../catalog/image-changes.js';
 import { currentPeriod, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
@@ -28,26 +28,23 @@ export function listImagesController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
     const { project, limit = 50, cursor } = res.locals.query as { project?: string; limit?: number; cursor?: string };
-    const projects = await deps.catalog.projects.find({ userId: user.userId }).lean();
+    const projects = await listProjects(deps.catalog, user.userId);
     const slugById = new Map(projects.map((p) => [String(p._id), p.slug]));
-    let filter: Record<string, unknown> = { userId: user.userId };
+    let scope: Record<string, unknown> = { userId: user.userId };
     if (project) {
       const match = projects.find((p) => p.slug === project) ?? (project === DEFAULT_PROJECT_SLUG ? await ensureDefaultProject(deps.catalog, user.userId) : null);
       if (!match) {
         res.json({ images: [], next_cursor: null, has_more: false });
         return;
       }
-      filter = projectImageFilter(match);
+      scope = projectImageFilter(match);
     }
     if (cursor) {
       if (!Types.ObjectId.isValid(cursor) || String(new Types.ObjectId(cursor)) !== cursor) {
         throw new ServiceError('invalid_parameter', 'cursor is not a valid imageId', { issues: [{ loc: ['query', 'cursor'], msg: 'must be an imageId from a previous page', type: 'value_error' }] });
       }
-      filter._id = { $lt: new Types.ObjectId(cursor) };
     }
-    const docs = await deps.catalog.images.find(filter).sort({ _id: -1 }).limit(limit + 1).lean();
-    const page = docs.slice(0, limit);
-    const hasMore = docs.length > limit;
+    const { images: page, hasMore } = await listImagesPage(deps.catalog, scope, limit, cursor ? new Types.ObjectId(cursor) : undefined);
     res.json({
       images: page.map((d) => ({
         imageId: String(d._id),

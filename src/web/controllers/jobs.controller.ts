@@ -16,7 +16,7 @@ export function jobStatusController(deps: WebDeps) {
     const user = currentUser(res);
     const id = String(req.params.id);
     const queue = QUEUE_BY_PREFIX[id.split('-')[0]];
-    const job = queue && /^[\w-]{1,80}$/.test(id) ? await deps.jobs.queues[queue].getJob(id) : undefined;
+    const job = queue && /^[\w-]{1,80}$/.test(id) ? await deps.jobs.getJob(queue, id) : undefined;
     // Someone else's job and a missing one look the same.
     if (!job || (job.data as { userId?: string }).userId !== user.userId) throw new ServiceError('not_found', 'Job not found (finished jobs are kept for an hour)');
     const state = await job.getState();

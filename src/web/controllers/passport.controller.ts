@@ -103,7 +103,7 @@ async function runPassport(deps: WebDeps, req: Request, res: Response, stagingKe
 async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
   const own = parseBaseImageUrl(src, deps.config.cdnUrl);
   if (own) {
-    const image = await deps.catalog.images.findOne({ userId: own.userId, publicId: own.publicId }).lean();
+    const image = await deps.images.byRef(own.userId, own.publicId);
     if (!image) throw new ServiceError('not_found', 'Image not found');
     return deps.storage.read(image.storageKey);
   }
@@ -112,7 +112,7 @@ async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
     return fetched.buffer;
   } catch (err) {
     if (err instanceof SafeFetchError) {
-      const kind = err.status === 413 ? 'too_large' : err.status === 415 ? 'unsupported_type' : err.status === 504 ? 'timeout' : err.status === 502 ? 'bad_request' : 'bad_request';
+      const kind = err.status === 413 ? 'too_large' : err.status === 415 ? 'unsupported_type' : err.status === 504 ? 'timeout' : 'bad_request';
       throw new ServiceError(kind, `Could not fetch src: ${err.message}`);
     }
     throw err;

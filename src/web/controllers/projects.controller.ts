@@ -1,10 +1,8 @@
 // Set B projects: GET/POST/PATCH/DELETE /cdn/projects (spec 2.5).
 import type { Request, Response } from 'express';
 import type { Catalog } from '../../catalog/catalog.js';
-import { deleteImage } from '../../catalog/images.js';
 import type { ProjectDoc } from '../../catalog/models/project.model.js';
-import { createProject, DEFAULT_PROJECT_SLUG, ensureDefaultProject, findOwnedProject, projectImageFilter, updateProject } from '../../catalog/projects.js';
-import { ServiceError } from '../../errors.js';
+import { countProjectImages, createProject, deleteProject, ensureDefaultProject, findOwnedProject, listProjects, updateProject } from '../../catalog/projects.js';
 import { currentUser } from '../middleware/auth.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -14,7 +12,7 @@ async function present(catalog: Catalog, project: ProjectDoc) {
     name: project.name,
     slug: project.slug,
     description: project.description ?? null,
-    image_count: await catalog.images.countDocuments(projectImageFilter(project)),
+    image_count: await countProjectImages(catalog, project),
     created_at: project.createdAt,
   };
 }
@@ -23,7 +21,7 @@ export function listProjectsController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
     await ensureDefaultProject(deps.catalog, user.userId);
-    const projects = await deps.catalog.projects.find({ userId: user.userId }).sort({ _id: 1 }).lean();
+    const projects = await listProjects(deps.catalog, user.userId);
     res.json({ projects: await Promise.all(projects.map((p) => present(deps.catalog, p))) });
   };
 }
@@ -51,17 +49,7 @@ export function deleteProjectController(deps: WebDeps) {
     const user = currentUser(res);
     const { projectId, moveImagesToDefault = false } = res.locals.body as { projectId: string; moveImagesToDefault?: boolean };
     const project = await findOwnedProject(deps.catalog, user.userId, projectId);
-    if (project.slug === DEFAULT_PROJECT_SLUG) throw new ServiceError('forbidden', 'The default project cannot be deleted');
-    let moved = 0;
-    let deleted = 0;
-    if (moveImagesToDefault) {
-      const target = await ensureDefaultProject(deps.catalog, user.userId);
-      moved = (await deps.catalog.images.updateMany({ userId: user.userId, projectId: project._id }, { $set: { projectId: target._id } })).modifiedCount;
-    } else {
-      const ids = await deps.catalog.images.find({ userId: user.userId, projectId: project._id }, { _id: 1 }).lean();
-      for (const { _id } of ids) if (await deleteImage(deps.catalog, deps.storage, user.userId, String(_id))) deleted++;
-    }
-    await deps.catalog.projects.deleteOne({ _id: project._id, userId: user.userId });
+    const { moved, deleted } = await deleteProject(deps.catalog, deps.storage, project, moveImagesToDefault);
     res.json({ deleted: true, projectId, images_moved: moved, images_deleted: deleted });
   };
 }

@@ -31,7 +31,7 @@ function validateTransformQuery(req: Request) {
   const checked = transformQuery.check(raw, 'query');
   if (!checked.ok) {
     const srcIssue = checked.issues.find((i) => i.loc[1] === 'src');
-    if (srcIssue) throw new ServiceError('bad_request', `Missing or invalid "src": ${srcIssue.msg}`, { param: 'src' });
+    if (srcIssue) throw new ServiceError('bad_request', `Missing or invalid "src": ${srcIssue.msg}`);
     throw validationError(checked.issues);
   }
   return checked.value;
@@ -56,7 +56,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     const query = validateTransformQuery(req);
     const ref = parseBaseImageUrl(query.src, deps.config.cdnUrl);
-    if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`, { param: 'src' });
+    if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`);
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     const accept = req.headers.accept ?? '';
     const prepared = prepareTransform(image, 'A', query, negotiationFor(image, accept, 'A'));
@@ -95,19 +95,19 @@ export function srcsetController(deps: WebDeps) {
     const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
     if (!checked.ok) {
       const issue = checked.issues[0];
-      throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`, { param: String(issue.loc[1]) });
+      throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
     }
     const { src, f = 'auto', q = 80, sizes } = checked.value;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
-      throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`, { param: 'src' });
+      throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`);
     }
     if (ref.userId !== user.userId) throw new ServiceError('not_found', 'Image not found');
     // `w=` given but empty is an empty list (400), not "use the default widths".
     const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
     if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
-      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and 4200`, { param: 'w' });
+      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and 4200`);
     }
     const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };

@@ -1,16 +1,28 @@
 // X-API-Key (and signed-URL key id) authentication with a short in-process cache (API_KEY_CACHE_MS)
 // so a hot path does not hit the catalog per request; revocation takes effect within that window.
 import type { NextFunction, Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
-import { ExpiringMap } from '../../expiring-map.js';
 import { currentSet } from './path-set.js';
 
+/** Most credentials kept; past it the least recently used goes first. */
+const MAX_KEYS = 10_000;
+/**
+ * Unknown keys are remembered apart, in a small cache of their own, so that a client repeating a
+ * bad key costs one catalog lookup per window while random bad keys only churn this cache and
+ * can never evict a good key.
+ */
+const MAX_UNKNOWN_KEYS = 1_000;
+
 export class KeyCache {
-  private readonly entries: ExpiringMap<AuthenticatedUser | null>;
+  private readonly known: LRUCache<string, AuthenticatedUser> | null;
+  private readonly unknown: LRUCache<string, true> | null;
+  /** API_KEY_CACHE_MS=0 turns the cache off (every request asks the catalog). */
   constructor(private readonly catalog: Catalog, ttlMs: number) {
-    this.entries = new ExpiringMap(ttlMs, 10_000);
+    this.known = ttlMs > 0 ? new LRUCache({ max: MAX_KEYS, ttl: ttlMs }) : null;
+    this.unknown = ttlMs > 0 ? new LRUCache({ max: MAX_UNKNOWN_KEYS, ttl: ttlMs }) : null;
   }
 
   /** The user of an API key (X-API-Key). */
@@ -24,10 +36,12 @@ export class KeyCache {
   }
 
   private async cached(id: string, load: () => Promise<AuthenticatedUser | null>): Promise<AuthenticatedUser | null> {
-    const hit = this.entries.get(id);
-    if (hit !== undefined) return hit;
+    const hit = this.known?.get(id);
+    if (hit) return hit;
+    if (this.unknown?.get(id)) return null;
     const user = await load();
-    this.entries.set(id, user);
+    if (user) this.known?.set(id, user);
+    else this.unknown?.set(id, true);
     return user;
   }
 }

@@ -98,7 +98,7 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
   /** Reads queue counts and heartbeats from Redis right before each scrape is rendered. */
   const refresh = async () => {
     const [counts, live] = await Promise.all([
-      Promise.all(ALL_QUEUES.map((queue) => redisOk(() => deps.jobs.queues[queue].getJobCounts(...JOB_STATES)))),
+      Promise.all(ALL_QUEUES.map((queue) => redisOk(() => deps.jobs.jobCounts(queue, ...JOB_STATES)))),
       redisOk(() => liveWorkers(deps.redis)),
     ]);
     queueJobs.reset();

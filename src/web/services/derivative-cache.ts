@@ -8,34 +8,38 @@
 // entry makes the responder's read fail with 404, as a stat would. Only derivatives (keys with
 // `&v=`) are kept, never originals (replaced in place), and a missing derivative is looked up
 // again on every request.
+import { LRUCache } from 'lru-cache';
 import { isDerivativeKey } from '../../imaging/params.js';
 import type { Storage, StoredObject } from '../../storage/storage.js';
-import { ExpiringMap } from '../../expiring-map.js';
 
 const STAT_TTL_MS = 5_000;
 const STAT_MAX = 10_000;
 /** One object at most this share of the memory budget (and never above 4 MiB). */
 const MAX_OBJECT_SHARE = 16;
 
+interface HotObject {
+  object: StoredObject;
+  bytes: Buffer;
+}
+
 export class DerivativeCache {
-  private readonly known = new ExpiringMap<StoredObject>(STAT_TTL_MS, STAT_MAX);
-  /** Insertion order is recency order: a hit re-inserts its entry. */
-  private readonly memory = new Map<string, { object: StoredObject; bytes: Buffer }>();
-  private memoryBytes = 0;
-  private readonly maxBytes: number;
+  private readonly known = new LRUCache<string, StoredObject>({ max: STAT_MAX, ttl: STAT_TTL_MS });
+  /** Sized by bytes; null when MEMORY_CACHE_MB is 0. */
+  private readonly memory: LRUCache<string, HotObject> | null;
   private readonly maxObjectBytes: number;
 
   constructor(
     private readonly storage: Storage,
     memoryMb: number,
   ) {
-    this.maxBytes = memoryMb * 1024 * 1024;
-    this.maxObjectBytes = Math.min(4 * 1024 * 1024, Math.floor(this.maxBytes / MAX_OBJECT_SHARE));
+    const maxBytes = memoryMb * 1024 * 1024;
+    this.maxObjectBytes = Math.min(4 * 1024 * 1024, Math.floor(maxBytes / MAX_OBJECT_SHARE));
+    this.memory = maxBytes > 0 ? new LRUCache({ maxSize: maxBytes, sizeCalculation: (hot) => Math.max(1, hot.bytes.length) }) : null;
   }
 
   /** storage.stat for a key, answered from memory or the short-lived presence entries when possible. */
   async stat(key: string): Promise<StoredObject | null> {
-    const inMemory = this.memory.get(key);
+    const inMemory = this.memory?.get(key);
     if (inMemory) return inMemory.object;
     const known = this.known.get(key);
     if (known) return known;
@@ -55,39 +59,24 @@ export class DerivativeCache {
    * Rejects with StorageNotFoundError when the object is gone.
    */
   async bytes(object: StoredObject): Promise<Buffer | null> {
+    if (!this.memory) return null;
     const hit = this.memory.get(object.key);
-    if (hit) {
-      this.memory.delete(object.key);
-      this.memory.set(object.key, hit);
-      return hit.bytes;
-    }
+    if (hit) return hit.bytes;
     if (!isDerivativeKey(object.key) || object.size > this.maxObjectBytes) return null;
     const bytes = await this.storage.read(object.key);
     // Sizes disagree only if the object changed under us: serve what was read, keep nothing.
     if (bytes.length !== object.size) return bytes;
-    if (!this.memory.has(object.key)) {
-      this.memory.set(object.key, { object, bytes });
-      this.memoryBytes += bytes.length;
-      for (const [key, entry] of this.memory) {
-        if (this.memoryBytes <= this.maxBytes) break;
-        this.memory.delete(key);
-        this.memoryBytes -= entry.bytes.length;
-      }
-    }
+    if (!this.memory.has(object.key)) this.memory.set(object.key, { object, bytes });
     return bytes;
   }
 
   /** Drops a derivative (its bytes turned out to be gone). */
   forget(key: string): void {
     this.known.delete(key);
-    const entry = this.memory.get(key);
-    if (entry) {
-      this.memory.delete(key);
-      this.memoryBytes -= entry.bytes.length;
-    }
+    this.memory?.delete(key);
   }
 
   get memoryUse(): { entries: number; bytes: number } {
-    return { entries: this.memory.size, bytes: this.memoryBytes };
+    return { entries: this.memory?.size ?? 0, bytes: this.memory?.calculatedSize ?? 0 };
   }
 }

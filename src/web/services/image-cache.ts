@@ -3,16 +3,18 @@
 // or replacement drops the entry in every front door through the image-changes channel, and a
 // lookup that raced with such a change does not store its (possibly stale) answer.
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { Types } from 'mongoose';
 import type { Catalog } from '../../catalog/catalog.js';
 import { IMAGE_CHANGES_CHANNEL, parseImageChange, type ImageChange } from '../../catalog/image-changes.js';
+import { findImage, findImageById } from '../../catalog/images.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
-import { ExpiringMap } from '../../expiring-map.js';
 
 const MAX_ENTRIES = 20_000;
 
 export class ImageCache {
-  private readonly entries: ExpiringMap<ImageDoc>;
+  /** Null when IMAGE_CACHE_MS is 0 (off). */
+  private readonly entries: LRUCache<string, ImageDoc> | null;
   /** Bumped by every change: a lookup started before one must not store its answer. */
   private generation = 0;
   private subscriber: Redis | null = null;
@@ -21,39 +23,39 @@ export class ImageCache {
     private readonly catalog: Catalog,
     ttlMs: number,
   ) {
-    this.entries = new ExpiringMap(ttlMs, MAX_ENTRIES);
+    this.entries = ttlMs > 0 ? new LRUCache({ max: MAX_ENTRIES, ttl: ttlMs }) : null;
   }
 
   /** The image with this id (and owner, when given), or null. */
   async byId(imageId: string, userId?: string): Promise<ImageDoc | null> {
     if (!Types.ObjectId.isValid(imageId) || String(new Types.ObjectId(imageId)) !== imageId) return null;
-    const cached = this.entries.get(`id:${imageId}`);
+    const cached = this.entries?.get(`id:${imageId}`);
     if (cached) return !userId || cached.userId === userId ? cached : null;
     const generation = this.generation;
-    const doc = await this.catalog.images.findOne({ _id: new Types.ObjectId(imageId), ...(userId ? { userId } : {}) }).lean();
+    const doc = await findImageById(this.catalog, new Types.ObjectId(imageId), userId);
     if (doc) this.store(doc, generation);
     return doc;
   }
 
   /** The image `publicId` of `userId`, or null. */
   async byRef(userId: string, publicId: string): Promise<ImageDoc | null> {
-    const cached = this.entries.get(refKey(userId, publicId));
+    const cached = this.entries?.get(refKey(userId, publicId));
     if (cached) return cached;
     const generation = this.generation;
-    const doc = await this.catalog.images.findOne({ userId, publicId }).lean();
+    const doc = await findImage(this.catalog, userId, publicId);
     if (doc) this.store(doc, generation);
     return doc;
   }
 
   forget(change: ImageChange): void {
     this.generation++;
-    this.entries.delete(`id:${change.imageId}`);
-    this.entries.delete(refKey(change.userId, change.publicId));
+    this.entries?.delete(`id:${change.imageId}`);
+    this.entries?.delete(refKey(change.userId, change.publicId));
   }
 
   clear(): void {
     this.generation++;
-    this.entries.clear();
+    this.entries?.clear();
   }
 
   /** Follows the image-changes channel on its own connection (a subscriber can do nothing else). */
@@ -76,8 +78,8 @@ export class ImageCache {
 
   private store(doc: ImageDoc, generation: number): void {
     if (generation !== this.generation) return;
-    this.entries.set(`id:${String(doc._id)}`, doc);
-    this.entries.set(refKey(doc.userId, doc.publicId), doc);
+    this.entries?.set(`id:${String(doc._id)}`, doc);
+    this.entries?.set(refKey(doc.userId, doc.publicId), doc);
   }
 }
 

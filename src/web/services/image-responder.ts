@@ -1,6 +1,8 @@
 // Sends stored image bytes with validators and caching headers, and counts them as the owner's
 // bandwidth (only bodies sent: 304s and HEADs count nothing; see BandwidthCounter).
 import type { Request, Response } from 'express';
+import fresh from 'fresh';
+import parseRange from 'range-parser';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError } from '../../errors.js';
 import { StorageNotFoundError, type StoredObject } from '../../storage/storage.js';
@@ -19,48 +21,52 @@ function etagOf(obj: StoredObject): string {
   return `"${obj.etag.replace(/"/g, '')}"`;
 }
 
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((t) => {
-    const v = t.trim().replace(/^W\//, '');
-    return v === '*' || v === etag;
-  });
+/**
+ * The one byte range to send, as Express's own `send` decides it (range-parser): none when there
+ * is no Range header, an If-Range that no longer matches (the client's copy is stale: send it
+ * whole), a unit other than bytes, a malformed header or several ranges (sent whole rather than
+ * as multipart); 'unsatisfiable' (416) when no range lies inside the object.
+ */
+function rangeOf(req: Request, size: number, etag: string, lastModified: string): { start: number; end: number } | null | 'unsatisfiable' {
+  const header = req.headers.range;
+  if (!header || !ifRangeHolds(req.get('if-range'), etag, lastModified)) return null;
+  const ranges = parseRange(size, header, { combine: true });
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  return ranges[0];
 }
 
-function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'invalid' {
-  if (!header) return null;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === '' && m[2] === '')) return null; // multi-range or malformed: send everything
-  let start: number;
-  let end: number;
-  if (m[1] === '') {
-    start = Math.max(0, size - Number(m[2]));
-    end = size - 1;
-  } else {
-    start = Number(m[1]);
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  }
-  if (start > end || start >= size) return 'invalid';
-  return { start, end };
+/** If-Range names the current entity tag (strong comparison) or a date no earlier than Last-Modified. */
+function ifRangeHolds(ifRange: string | undefined, etag: string, lastModified: string): boolean {
+  if (!ifRange) return true;
+  if (ifRange.includes('"')) return ifRange.trim() === etag;
+  const since = Date.parse(ifRange);
+  return !Number.isNaN(since) && Date.parse(lastModified) <= since;
 }
 
 export async function sendStoredImage(deps: WebDeps, req: Request, res: Response, key: string, options: SendOptions): Promise<void> {
   const obj = options.object ?? (await deps.storage.stat(key));
   if (!obj) throw new ServiceError('not_found', 'Image not found');
   const etag = etagOf(obj);
+  const lastModified = obj.updatedAt.toUTCString();
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', options.cacheControl);
-  res.setHeader('Last-Modified', obj.updatedAt.toUTCString());
+  res.setHeader('Last-Modified', lastModified);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (options.varyAccept) res.setHeader('Vary', 'Accept');
-  if (matches(req.headers['if-none-match'], etag)) {
+  // If-None-Match, else If-Modified-Since (fresh, as Express's req.fresh), without the request's
+  // Cache-Control: fetch() adds "no-cache" to every request carrying a validator, and fresh would
+  // then never answer 304. That directive addresses caches on the way; the origin (RFC 9110 §13)
+  // still evaluates the condition.
+  const conditions = { 'if-none-match': req.headers['if-none-match'], 'if-modified-since': req.headers['if-modified-since'] };
+  if (fresh(conditions, { etag, 'last-modified': lastModified })) {
     res.status(304).end();
     return;
   }
   res.setHeader('Content-Type', obj.contentType);
-  const range = parseRange(req.headers.range, obj.size);
-  if (range === 'invalid') {
+  const range = rangeOf(req, obj.size, etag, lastModified);
+  if (range === 'unsatisfiable') {
     res.setHeader('Content-Range', `bytes */${obj.size}`);
     res.status(416).end();
     return;

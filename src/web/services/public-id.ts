@@ -8,11 +8,11 @@ export const MAX_PUBLIC_ID = 200;
 
 export function validatePublicId(value: string): string {
   if (value.length === 0 || value.length > MAX_PUBLIC_ID) {
-    throw new ServiceError('bad_request', `public_id must be 1 to ${MAX_PUBLIC_ID} characters`, { param: 'public_id' });
+    throw new ServiceError('bad_request', `public_id must be 1 to ${MAX_PUBLIC_ID} characters`);
   }
   for (const segment of value.split('/')) {
     if (segment === '' || segment === '.' || segment === '..' || !SEGMENT.test(segment)) {
-      throw new ServiceError('bad_request', 'public_id may contain letters, digits, "_", "-", "." in "/"-separated segments, without empty, "." or ".." segments', { param: 'public_id' });
+      throw new ServiceError('bad_request', 'public_id may contain letters, digits, "_", "-", "." in "/"-separated segments, without empty, "." or ".." segments');
     }
   }
   return value;

@@ -121,11 +121,8 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
-  // The worker reports what it stored: the responder needs no stat (older workers do not report).
-  const object: StoredObject | undefined =
-    result.etag && result.updatedAt
-      ? { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL }
-      : undefined;
-  if (object) deps.derivatives.remember(object);
+  // The worker reports what it stored: the responder needs no stat.
+  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
+  deps.derivatives.remember(object);
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false, object };
 }

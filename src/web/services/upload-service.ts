@@ -64,7 +64,7 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
     res.json(uploadBody(deps.storage, result, options.api, data.projectSlug));
   } catch (err) {
     // Not queued (back-pressure, Redis down): the staged bytes must not linger.
-    const queued = await deps.jobs.queues[QUEUE_NAMES.uploadFinalize].getJob(jobId).catch(() => null);
+    const queued = await deps.jobs.getJob(QUEUE_NAMES.uploadFinalize, jobId).catch(() => null);
     if (!queued) await deps.storage.delete(received.stagingKey).catch(() => undefined);
     throw err;
   }

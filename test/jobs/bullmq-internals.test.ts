@@ -1,0 +1,89 @@
+// Pins src/jobs/bullmq-internals.ts to the installed BullMQ: its version (an upgrade past the major
+// checked makes this fail, so the module is read again) and, against a real redis-server with a
+// real Worker, each behaviour the module relies on.
+import { expect } from 'chai';
+import { Queue, Worker, type Job } from 'bullmq';
+import { createRequire } from 'node:module';
+import { CHECKED_BULLMQ_VERSION, hasFinished, isFinalFailure } from '../../src/jobs/bullmq-internals.js';
+import { createBlockingConnection, createQueueConnection } from '../../src/jobs/redis-connection.js';
+import { startRedisServer, type RedisServerHandle } from '../../scripts/lib/redis-server.js';
+
+const PREFIX = 'internals-test';
+
+describe('BullMQ internals (pinned to the installed version)', function () {
+  this.timeout(30_000);
+  let redis: RedisServerHandle;
+  let connection: ReturnType<typeof createQueueConnection>;
+  let workerConnection: ReturnType<typeof createBlockingConnection>;
+  let queue: Queue;
+  let worker: Worker | undefined;
+
+  before(async () => {
+    redis = await startRedisServer();
+    connection = createQueueConnection(redis.url);
+    workerConnection = createBlockingConnection(redis.url);
+    queue = new Queue('internals', { connection, prefix: PREFIX });
+  });
+  after(async () => {
+    await worker?.close();
+    await queue?.close();
+    connection?.disconnect();
+    workerConnection?.disconnect();
+    await redis?.stop();
+  });
+
+  /** Runs a worker with this processor and collects what its 'failed' events saw. */
+  function startWorker(processor: (job: Job) => Promise<unknown>) {
+    const failures: { id: string; final: boolean; finishedInRedis: boolean }[] = [];
+    const completed: string[] = [];
+    worker = new Worker('internals', processor, { connection: workerConnection, prefix: PREFIX });
+    worker.on('failed', (job) => {
+      if (!job) return;
+      const final = isFinalFailure(job);
+      void hasFinished(connection, queue, job.id!).then((finishedInRedis) => failures.push({ id: job.id!, final, finishedInRedis }));
+    });
+    worker.on('completed', (job) => completed.push(job.id!));
+    return { failures, completed };
+  }
+
+  async function until(what: string, condition: () => boolean): Promise<void> {
+    for (const deadline = Date.now() + 20_000; !condition(); await new Promise((r) => setTimeout(r, 10))) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    }
+  }
+
+  it(`the installed BullMQ has the major version checked (${CHECKED_BULLMQ_VERSION})`, () => {
+    const installed = (createRequire(import.meta.url)('bullmq/package.json') as { version: string }).version;
+    expect(installed.split('.')[0], `installed ${installed}: re-check src/jobs/bullmq-internals.ts, then update CHECKED_BULLMQ_VERSION`).to.equal(CHECKED_BULLMQ_VERSION.split('.')[0]);
+  });
+
+  it('finishedOn: absent while waiting and after a failure that will be retried; set after the last failure and after completion', async () => {
+    const { failures, completed } = startWorker(async (job) => {
+      // The second attempt waits until the first failure has been looked at in Redis.
+      if (job.name === 'fails' && job.attemptsMade === 1) await until('the first failure recorded', () => failures.length === 1);
+      if (job.name === 'fails') throw new Error(`attempt ${job.attemptsMade + 1} fails`);
+      return 'done';
+    });
+    await worker!.pause();
+    const failing = await queue.add('fails', {}, { jobId: 'fails-1', attempts: 2 });
+    const succeeding = await queue.add('succeeds', {}, { jobId: 'succeeds-1' });
+    expect(await hasFinished(connection, queue, failing.id!)).to.equal(false);
+    expect(await hasFinished(connection, queue, 'no-such-job')).to.equal(false);
+    await worker!.resume();
+    await until('two failures and one completion', () => failures.length === 2 && completed.length === 1);
+    expect(failures).to.deep.equal([
+      { id: 'fails-1', final: false, finishedInRedis: false },
+      { id: 'fails-1', final: true, finishedInRedis: true },
+    ]);
+    expect(await queue.getJobState('fails-1')).to.equal('failed');
+    expect(await hasFinished(connection, queue, succeeding.id!)).to.equal(true);
+    expect(await queue.getJobState('succeeds-1')).to.equal('completed');
+  });
+
+  it('adding a job under an existing id returns that job (what single-flight ids rely on)', async () => {
+    const first = await queue.add('succeeds', { n: 1 }, { jobId: 'same-id' });
+    const second = await queue.add('succeeds', { n: 2 }, { jobId: 'same-id' });
+    expect(second.id).to.equal(first.id);
+    expect((await queue.getJob('same-id'))!.data).to.deep.equal({ n: 1 });
+  });
+});
