@@ -187,6 +187,10 @@ export interface ComplianceCheck {
   passed: boolean;
   value: number | string | null;
   expected: string;
+  /** 'error': a failure makes the photo non-compliant; 'warning': advisory. */
+  severity: 'error' | 'warning';
+  /** What was found, in a plain sentence. */
+  message: string;
 }
 
 export interface PassportImage {
@@ -205,6 +209,8 @@ export interface PassportResult {
   face: { box: FaceBox; confidence?: number; keypoints?: Record<string, { x: number; y: number }>; detector?: string } | null;
   measurements: Record<string, unknown>;
   checks: ComplianceCheck[];
+  /** Every check of severity 'error' passed. */
+  compliant: boolean;
   warnings: string[];
   photo: PassportImage & { bytes: number; format: string; quality: number };
   print_sheet: (PassportImage & { copies: number }) | null;
