@@ -51,6 +51,25 @@ export interface Config {
   /** Front-door processes sharing the port (`node dist/src/web/server.js` runs a cluster when > 1). */
   frontDoorProcesses: number;
   publicDerivativesPerImage: number;
+  /** New derivatives the demo route may create per image (its own budget, separate from /cdn/{id}'s). */
+  demoDerivativesPerImage: number;
+  /** Largest output side keyless requests (/cdn/{id} without the owner's key, demo routes) may get. */
+  keylessMaxSide: number;
+  /** A render running longer is cancelled (libvips' own timeout) and answered 422; 0 = no limit. */
+  renderTimeoutSeconds: number;
+  /**
+   * Jobs one tenant may have waiting per queue (0 = no per-tenant accounting). Past it the tenant
+   * gets 429; below it, a tenant's jobs beyond its first queue behind other tenants' (see JobProducer).
+   */
+  tenantMaxWaiting: number;
+  /** Async uploads one user may have accepted and not yet finalised. */
+  maxAsyncUploadsPerUser: number;
+  /** Bytes one user may have staged by async uploads not yet finalised. */
+  maxStagedBytesPerUser: number;
+  /** How long /health reuses its probes' results (the storage probe writes and fsyncs a file). */
+  healthCacheMs: number;
+  /** How long the front door reuses an owner's monthly usage when checking plan limits. */
+  quotaCacheMs: number;
   publicRateLimitPerMin: number;
   demoRateLimitPerMin: number;
   /**
@@ -66,11 +85,21 @@ export interface Config {
   heartbeatMs: number;
   /** V8 old-generation growth before a full GC, percent of the live heap (0 = V8's own choice); see src/heap-growth.ts. */
   heapGrowingPercent: number;
+  /** Named parameter sets (PRESETS, JSON): `preset=<name>` expands to one; explicit parameters win. */
+  presets: Record<string, PresetValues>;
+  /** Keyless /cdn/{id} accepts only `preset` (plus `f` and `v`): no arbitrary sizes from the public. */
+  publicPresetsOnly: boolean;
+  /** Cache lifetime (seconds) of answers that can change: unversioned /cdn/{id} and originals. */
+  unversionedMaxAgeSeconds: number;
+  /** Animated WebP uploads are accepted up to this many frames (1 = no animation). */
+  maxAnimatedFrames: number;
   /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
   trustProxy: boolean;
   /** The queues a worker process serves (WORKER_QUEUES; default all). */
   workerQueues: readonly QueueName[];
 }
+
+export type PresetValues = Record<string, string | number | boolean>;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, detail: string) {
@@ -129,6 +158,27 @@ function queues(env: Env, name: string): readonly QueueName[] {
   return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
 }
 
+/** PRESETS: `{"name": {"param": value, …}, …}`. Parameter values are checked against the registry's schema by the front door. */
+function presets(env: Env): Record<string, PresetValues> {
+  const raw = env.PRESETS;
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('PRESETS', 'must be JSON like {"thumb":{"w":200,"h":200,"fit":"cover"}}');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('PRESETS', 'must be a JSON object of named parameter sets');
+  for (const [name, values] of Object.entries(parsed)) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new ConfigError('PRESETS', `has an invalid preset name "${name}" (letters, digits, _ and -)`);
+    if (!values || typeof values !== 'object' || Array.isArray(values)) throw new ConfigError('PRESETS', `"${name}" must be an object of parameters`);
+    for (const v of Object.values(values as object)) {
+      if (!['string', 'number', 'boolean'].includes(typeof v)) throw new ConfigError('PRESETS', `"${name}" has a value that is not a string, number or boolean`);
+    }
+  }
+  return parsed as Record<string, PresetValues>;
+}
+
 function list(env: Env, name: string, fallback: string[]): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -166,7 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     // for Redis (+4-6 % JPEG misses on 2 cores); 2 × cores cost ~10 % more CPU per transform.
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', cores + 1, 1, 256),
     jobTimeoutMs,
-    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 1000, 1, 10_000_000),
+    queueMaxWaiting: int(env, 'QUEUE_MAX_WAITING', 20_000, 1, 10_000_000),
     apiKeysSeed: str(env, 'API_KEYS_SEED', ''),
     demoToken: str(env, 'DEMO_TOKEN', ''),
     demoOrigins: list(env, 'DEMO_ORIGINS', []),
@@ -181,6 +231,14 @@ export function loadConfig(env: Env = process.env): Config {
     memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
+    demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
+    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
+    renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
+    tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
+    maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),
+    maxStagedBytesPerUser: int(env, 'MAX_STAGED_BYTES_PER_USER', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
+    healthCacheMs: int(env, 'HEALTH_CACHE_MS', 2000, 1000, 600_000),
+    quotaCacheMs: int(env, 'QUOTA_CACHE_MS', 1000, 0, 60_000),
     publicRateLimitPerMin: int(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 600, 1, 1_000_000),
     demoRateLimitPerMin: int(env, 'DEMO_RATE_LIMIT_PER_MIN', 60, 1, 1_000_000),
     jobLockMs: int(env, 'JOB_LOCK_MS', 3_000, 500, 600_000),
@@ -189,6 +247,10 @@ export function loadConfig(env: Env = process.env): Config {
     catalogCompactMinBytes: int(env, 'EMBEDDED_CATALOG_COMPACT_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 5_000, 100, 60_000),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
+    presets: presets(env),
+    publicPresetsOnly: bool(env, 'PUBLIC_PRESETS_ONLY', false),
+    unversionedMaxAgeSeconds: int(env, 'UNVERSIONED_MAX_AGE', 60, 0, 86_400),
+    maxAnimatedFrames: int(env, 'MAX_ANIMATED_FRAMES', 200, 1, 10_000),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     workerQueues: queues(env, 'WORKER_QUEUES'),
   };

@@ -18,6 +18,8 @@ import { createBlockingConnection, createQueueConnection } from '../src/jobs/red
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
 import { publishJobOutcome } from '../src/jobs/job-outcomes.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
+import { releaseTenantJob, tenantOfJobData } from '../src/jobs/tenant-queue.js';
+import { releaseAsyncUploadSlot } from '../src/jobs/async-upload-slots.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { ProcessorContext } from './processors/processor-context.js';
 import { guarded } from './processors/run-processor.js';
@@ -88,6 +90,9 @@ export class WorkerProcess {
       const forgetRecord = (job: { data?: RecordedJobData } | undefined) =>
         job?.data?.jobRecordKey ? storage.delete(job.data.jobRecordKey).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job record not removed')) : undefined;
       const announcing: Processor = async (job, token) => {
+        // The job no longer waits: its tenant's next job moves up (src/jobs/tenant-queue.ts).
+        const tenant = tenantOfJobData(job.data);
+        if (tenant && job.id) void releaseTenantJob(this.connection!, name, tenant, job.id).catch(() => undefined);
         const result: unknown = await processor(job, token);
         void announce({ queue: name, id: job.id!, ok: true, result });
         await forgetRecord(job);
@@ -112,6 +117,16 @@ export class WorkerProcess {
         }
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
+      if (name === QUEUE_NAMES.uploadFinalize) {
+        // An async upload in flight frees its user's slot when it ends (src/jobs/async-upload-slots.ts).
+        const release = (job: { data: { userId: string; uploadId: string } } | undefined) => {
+          if (job) void releaseAsyncUploadSlot(this.connection!, job.data.userId, job.data.uploadId).catch(() => undefined);
+        };
+        worker.on('completed', (job) => release(job));
+        worker.on('failed', (job) => {
+          if (job?.finishedOn) release(job);
+        });
+      }
       this.metrics.attach(worker, name);
       this.workers.push(worker);
     }

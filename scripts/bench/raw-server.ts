@@ -28,7 +28,7 @@ function num(v: string | null): number | undefined {
 async function transform(url: URL, res: http.ServerResponse) {
   const file = path.join(photosDir, path.basename(decodeURIComponent(url.pathname.slice(3))));
   const q = url.searchParams;
-  const request: TransformRequest = { w: num(q.get('w')), h: num(q.get('h')), q: num(q.get('q')), f: q.get('f') ?? undefined, fit: q.get('fit') ?? undefined };
+  const request: TransformRequest = { w: num(q.get('w')), h: num(q.get('h')), q: num(q.get('q')), f: (q.get('f') ?? undefined) as TransformRequest['f'], fit: (q.get('fit') ?? undefined) as TransformRequest['fit'] };
   const { plan } = resolvePlan('B', request, { accept: '', sourceFormat: 'jpeg', preferWebpWhenUnsure: false });
   const source = await fs.readFile(file);
   const out = await renderDerivative(source, plan, settings);

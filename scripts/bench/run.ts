@@ -280,7 +280,8 @@ async function uploadOriginals(svc: Service): Promise<Original[]> {
  * measured, and that side's fsyncs would wait for them. Raw's files are removed (it never reads them).
  */
 function settleDisk(): void {
-  fs.rmSync(rawUploadDir, { recursive: true, force: true });
+  // The raw server may still be finishing writes of the warm-up: retry while the directory empties.
+  fs.rmSync(rawUploadDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   fs.mkdirSync(rawUploadDir, { recursive: true });
   execFileSync('sync');
 }

@@ -47,10 +47,11 @@ export async function startService(options: { workers: number; dataDir: string; 
     WORKERS: String(options.workers),
     DATA_DIR: options.dataDir,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    ...options.env,
   };
-  // Embedded defaults: no external Redis, catalog or bucket from the caller's environment.
+  // Embedded defaults: no external Redis, catalog or bucket from the caller's environment (the
+  // bench's own options may still set them, e.g. API_KEYS_SEED for several users).
   for (const name of ['REDIS_URL', 'MONGO_URL', 'STORAGE_DRIVER', 'LOCAL_STORAGE_DIR', 'API_KEYS_SEED', 'CDN_URL']) delete env[name];
+  Object.assign(env, options.env);
   const child = spawn(process.execPath, [path.join(distScripts, 'start.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   const key = await new Promise<string>((resolve, reject) => {

@@ -7,7 +7,8 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { Types, type mongo } from 'mongoose';
 import type { Storage } from '../storage/storage.js';
 import type { Catalog } from './catalog.js';
-import type { DerivativeDoc } from './models/derivative.model.js';
+import type { DerivativeDoc, DerivativeOrigin } from './models/derivative.model.js';
+import type { ImagePreview } from '../imaging/preview.js';
 import type { ImageDoc } from './models/image.model.js';
 import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
 
@@ -60,6 +61,8 @@ export interface RecordUploadInput {
   imageId?: string;
   /** Creation time of a new image (now when absent). */
   createdAt?: Date;
+  /** Faces and placeholders of this version (null when they could not be computed). */
+  preview?: ImagePreview | null;
 }
 
 export interface RecordUploadOutcome {
@@ -140,6 +143,7 @@ async function tryRecordUpload(catalog: Catalog, input: RecordUploadInput, exist
     version: imageVersion(fields.uploadId),
     uploadId: fields.uploadId,
     pendingUsage,
+    preview: input.preview ?? null,
   };
   let image: ImageDoc | null;
   if (existing) {
@@ -202,13 +206,18 @@ export async function purgeDerivatives(catalog: Catalog, storage: Storage, image
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
-  const docs = await catalog.derivatives.find({ imageId: image._id }, { _id: 1 }).lean();
-  const stale = docs.filter((d) => !(keep && d._id.startsWith(keep))).map((d) => d._id);
-  if (stale.length > 0) {
-    const res = await catalog.derivatives.deleteMany({ _id: { $in: stale } });
-    removed = res.deletedCount;
-    if (removed > 0) await addStorageUsage(catalog, image.userId, { derivativeCount: -removed });
+  const docs = await catalog.derivatives.find({ imageId: image._id }, { _id: 1, bytes: 1 }).lean();
+  const stale = docs.filter((d) => !(keep && d._id.startsWith(keep)));
+  // One at a time, so the bytes taken off storage are exactly those of the records this call removed.
+  let bytes = 0;
+  for (const d of stale) {
+    const res = await catalog.derivatives.deleteOne({ _id: d._id });
+    if (res.deletedCount === 1) {
+      removed++;
+      bytes += d.bytes ?? 0;
+    }
   }
+  if (removed > 0) await addStorageUsage(catalog, image.userId, { derivativeCount: -removed, derivativeBytes: -bytes, storageBytes: -bytes });
   return removed;
 }
 
@@ -243,7 +252,7 @@ export interface DerivativeRecord {
   version: string;
   bytes: number;
   contentType: string;
-  origin: 'api' | 'public';
+  origin: DerivativeOrigin;
 }
 
 /**
@@ -262,8 +271,8 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   const current = new Set(originals.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
   // Per owner: derivatives newly stored, and renders answered (each counts as a transformation,
   // a stale one included: its caller got the bytes).
-  const counts = new Map<string, { stored: number; rendered: number }>();
-  const countFor = (userId: string) => counts.get(userId) ?? counts.set(userId, { stored: 0, rendered: 0 }).get(userId)!;
+  const counts = new Map<string, { stored: number; storedBytes: number; rendered: number }>();
+  const countFor = (userId: string) => counts.get(userId) ?? counts.set(userId, { stored: 0, storedBytes: 0, rendered: 0 }).get(userId)!;
   const liveRecords: DerivativeRecord[] = [];
   const stale: string[] = [];
   for (const r of records) {
@@ -300,14 +309,17 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   // the transformations, before stale bytes go), so once rows, objects and that count agree, the
   // whole batch is visible.
   for (const index of Object.keys(upserted)) {
-    const c = countFor(liveRecords[Number(index)].userId);
+    const record = liveRecords[Number(index)];
+    const c = countFor(record.userId);
     c.stored++;
+    c.storedBytes += record.bytes;
     c.rendered++;
   }
   await Promise.all(
     [...counts].map(async ([userId, c]) => {
       await addMonthlyUsage(catalog, userId, { transformations: c.rendered });
-      if (c.stored > 0) await addStorageUsage(catalog, userId, { derivativeCount: c.stored });
+      // Derivative bytes count toward the plan's storage (docs/limits.md).
+      if (c.stored > 0) await addStorageUsage(catalog, userId, { derivativeCount: c.stored, derivativeBytes: c.storedBytes, storageBytes: c.storedBytes });
     }),
   );
   await Promise.all(stale.map((key) => storage.delete(key)));

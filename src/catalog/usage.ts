@@ -6,7 +6,7 @@ import type { UsageDoc } from './models/usage.model.js';
 
 const OPS_REMEMBERED = 500;
 
-export type UsageDelta = Partial<Pick<UsageDoc, 'storageBytes' | 'imageCount' | 'derivativeCount' | 'bandwidthBytes' | 'transformations'>>;
+export type UsageDelta = Partial<Pick<UsageDoc, 'storageBytes' | 'imageCount' | 'derivativeCount' | 'derivativeBytes' | 'bandwidthBytes' | 'transformations'>>;
 
 export function currentPeriod(now = new Date()): string {
   return now.toISOString().slice(0, 7);
@@ -50,7 +50,7 @@ async function applyOnce(catalog: Catalog, userId: string, period: string, inc: 
 async function ensureCounters(catalog: Catalog, userId: string, period: string): Promise<void> {
   await catalog.driver.usage.updateOne(
     { _id: docId(userId, period) },
-    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
+    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
     { upsert: true },
   );
 }
@@ -58,6 +58,11 @@ async function ensureCounters(catalog: Catalog, userId: string, period: string):
 /** Storage-side counters (bytes stored, image and derivative counts). */
 export const addStorageUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
   apply(catalog, userId, 'total', delta, opId);
+
+/** Start of the month after `now` (UTC): when the monthly counters start afresh. */
+export function nextPeriodStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
 
 /** Monthly counters (bandwidth, transformations). */
 export const addMonthlyUsage = (catalog: Catalog, userId: string, delta: UsageDelta, opId?: string) =>
@@ -125,6 +130,7 @@ export async function readUsage(catalog: Catalog, userId: string) {
     storageBytes: total?.storageBytes ?? 0,
     imageCount: total?.imageCount ?? 0,
     derivativeCount: total?.derivativeCount ?? 0,
+    derivativeBytes: total?.derivativeBytes ?? 0,
     bandwidthBytes: month?.bandwidthBytes ?? 0,
     transformations: month?.transformations ?? 0,
     period,

@@ -58,7 +58,7 @@ interface CallOptions {
   headers?: Record<string, string>;
 }
 
-const SIGNABLE = new Set(['src', ...TRANSFORM_PARAMS.map((p) => p.name)]);
+const SIGNABLE = new Set(['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'exp']);
 const SET_A_PARAMS = TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('A')).map((p) => p.name as string);
 const SET_B_PARAMS = TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('B')).map((p) => p.name as string);
 
@@ -182,10 +182,16 @@ export class PictorClient {
     return `${this.baseUrl}/image/${path}?${queryString([['src', src], ...orderedParams(params, SET_B_PARAMS)])}`;
   }
 
-  /** `{baseUrl}/cdn/{imageId}?…`: the public, key-less address of an image (new sizes are capped per image). */
-  publicImageUrl(imageId: string, params: ImageParams = {}): string {
-    const qs = queryString(orderedParams(params, SET_B_PARAMS));
-    return `${this.baseUrl}/cdn/${encodeURIComponent(imageId)}${qs ? `?${qs}` : ''}`;
+  /**
+   * `{baseUrl}/cdn/{imageId}?…`: the public, key-less address of an image (new sizes are capped per
+   * image). Given an upload result or listing entry, the URL names its version (`v`): immutable,
+   * and different after a replacement.
+   */
+  publicImageUrl(image: string | { imageId: string; version?: string }, params: ImageParams = {}): string {
+    const id = typeof image === 'string' ? image : image.imageId;
+    const version = typeof image === 'string' ? undefined : image.version;
+    const qs = queryString(orderedParams(version && params.v === undefined ? { ...params, v: version } : params, SET_B_PARAMS));
+    return `${this.baseUrl}/cdn/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`;
   }
 
   // ---- transforms ----------------------------------------------------------------------------
@@ -204,7 +210,7 @@ export class PictorClient {
   /** `GET /generate/srcset`: server-signed srcset, sizes and default URL. */
   async srcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
     return this.call<SrcsetResult>('GET', '/generate/srcset', {
-      query: { src, w: options.widths?.join(','), f: options.f, q: options.q, sizes: options.sizes },
+      query: { src, w: options.widths?.join(','), f: options.f, q: options.q, sizes: options.sizes, ttl: options.ttl },
     });
   }
 
@@ -219,7 +225,10 @@ export class PictorClient {
     }
     const f = options.f ?? 'auto';
     const q = options.q ?? 80;
-    const urls = await Promise.all(widths.map((w) => this.sign({ src, w, f, q })));
+    const exp = options.ttl !== undefined ? Math.floor(Date.now() / 1000) + options.ttl : undefined;
+    const urls = await Promise.all(
+      widths.map((w) => this.sign({ src, w, f, q, ...(options.version ? { v: options.version } : {}), ...(exp !== undefined ? { exp } : {}) })),
+    );
     const largest = Math.max(...widths);
     return {
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),

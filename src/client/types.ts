@@ -1,40 +1,30 @@
 // Request and response shapes of the Pictor API, as the SDK sees them (README "Decisions").
-import type { FitMode, FORMAT_VALUES } from '../imaging/params.js';
+import type { FORMAT_VALUES, ParamValues } from '../imaging/params.js';
 
 export type FormatParam = (typeof FORMAT_VALUES)[number];
 
-/** Parameters of `/transform` and of signed URLs (set A). */
-export interface TransformParams {
-  /** Width, 1-4200. Only `w`: keeps the aspect ratio. */
-  w?: number;
-  /** Height, 1-4200. `w` and `h`: exactly w×h, cropped to fill from the centre. */
-  h?: number;
-  /** Quality 1-100 (default 80). */
-  q?: number;
-  /** Output format; `auto` negotiates (AVIF > WebP > original) from Accept. */
-  f?: FormatParam;
-  /** Gaussian blur 0-100. */
-  blur?: number;
-  /** Sharpen 0-100. */
-  sharp?: number;
-  /** Brightness -100..100. */
-  bri?: number;
-  /** Contrast -100..100. */
-  con?: number;
-  /** Saturation -100..100. */
-  sat?: number;
-  /** Hue rotation 0-360. */
-  hue?: number;
-  /** Gamma 1.0-3.0 (2.2 = unchanged). */
-  gamma?: number;
-}
+/**
+ * Parameters of `/transform` and of signed URLs (set A), generated from the server's parameter
+ * registry (src/imaging/params.ts): names, enums and value types cannot drift from what it accepts.
+ * Pass `v: image.version` for a URL that is immutable (and changes when the image is replaced).
+ */
+export type TransformParams = ParamValues<'A'>;
 
 /** Parameters of `/image/{path}` and `/cdn/{imageId}` (set B): set A's plus `fit` and `opt`. */
-export interface ImageParams extends TransformParams {
-  /** How the image fits a w×h box (default contain). */
-  fit?: FitMode;
-  /** Smart optimization: best accepted format, per-format quality, metadata stripped. */
-  opt?: boolean;
+export type ImageParams = ParamValues<'B'>;
+
+/** Placeholders and faces computed once at upload (null/empty for images stored before). */
+export interface ImageDescription {
+  /** The original's version: pass it as `v` for immutable derivative URLs. */
+  version: string;
+  /** ThumbHash (base64) of the image. */
+  thumbhash: string | null;
+  /** `#rrggbb`. */
+  dominant_color: string | null;
+  /** A tiny `data:image/webp;base64,…` preview (at most 1 kB). */
+  lqip: string | null;
+  /** Face boxes, 0-1 of the auto-oriented image. */
+  faces: { x: number; y: number; w: number; h: number }[];
 }
 
 /** What `upload` and `passport.process` accept: a Blob/File, or bytes (Node Buffer, Uint8Array, ArrayBuffer). */
@@ -51,7 +41,7 @@ export interface UploadOptions {
   contentType?: string;
 }
 
-export interface UploadResult {
+export interface UploadResult extends ImageDescription {
   success: boolean;
   error: string;
   public_url: string;
@@ -82,15 +72,19 @@ export interface SrcsetOptions {
   q?: number;
   /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
   sizes?: string;
+  /** Seconds the signed URLs stay valid (a signed `exp`); without it they do not expire. */
+  ttl?: number;
+  /** signedSrcset: the image's version (`version` of its upload or listing entry): the URLs become immutable. */
+  version?: string;
 }
 
-export interface SrcsetResult {
+export interface SrcsetResult extends Partial<ImageDescription> {
   srcset: string;
   sizes: string;
   default: string;
 }
 
-export interface ImageRecord {
+export interface ImageRecord extends ImageDescription {
   imageId: string;
   public_url: string;
   public_id: string;
@@ -193,6 +187,10 @@ export interface ComplianceCheck {
   passed: boolean;
   value: number | string | null;
   expected: string;
+  /** 'error': a failure makes the photo non-compliant; 'warning': advisory. */
+  severity: 'error' | 'warning';
+  /** What was found, in a plain sentence. */
+  message: string;
 }
 
 export interface PassportImage {
@@ -211,6 +209,8 @@ export interface PassportResult {
   face: { box: FaceBox; confidence?: number; keypoints?: Record<string, { x: number; y: number }>; detector?: string } | null;
   measurements: Record<string, unknown>;
   checks: ComplianceCheck[];
+  /** Every check of severity 'error' passed. */
+  compliant: boolean;
   warnings: string[];
   photo: PassportImage & { bytes: number; format: string; quality: number };
   print_sheet: (PassportImage & { copies: number }) | null;

@@ -98,6 +98,7 @@ export async function fillImageSelect(select: HTMLSelectElement, preferred?: str
   for (const img of images) {
     const option = new Option(`${img.public_id}.${img.format === 'jpeg' ? 'jpg' : img.format} (${img.width}×${img.height})`, img.public_url);
     option.dataset.imageId = img.imageId;
+    if (img.version) option.dataset.version = img.version;
     select.append(option);
   }
   if ([...select.options].some((o) => o.value === previous)) select.value = previous;

@@ -16,11 +16,16 @@ export interface InspectedUpload {
   height: number;
   checksum: string;
   hasAlpha: boolean;
+  /** Frames (animated WebP); 1 otherwise. */
+  frames: number;
 }
 
 
-/** `knownSha256`: the bytes' SHA-256 when the caller has it (not hashed again). */
-export async function inspectUpload(bytes: Buffer, maxInputPixels: number, knownSha256?: string): Promise<InspectedUpload> {
+/**
+ * `knownSha256`: the bytes' SHA-256 when the caller has it (not hashed again). `maxFrames`: an
+ * animated WebP is accepted up to this many frames (MAX_ANIMATED_FRAMES); other formats need one.
+ */
+export async function inspectUpload(bytes: Buffer, maxInputPixels: number, knownSha256?: string, maxFrames = 1): Promise<InspectedUpload> {
   let meta: Metadata;
   try {
     // Header only: no pixel limit here (sharp's default would misreport a huge bomb as corrupt).
@@ -38,8 +43,14 @@ export async function inspectUpload(bytes: Buffer, maxInputPixels: number, known
   if (width * height > maxInputPixels) {
     throw new ServiceError('too_large', `The image has ${width}×${height} = ${width * height} pixels; the maximum is ${maxInputPixels}`);
   }
-  if ((meta.pages ?? 1) > 1 && format !== 'avif') {
-    throw new ServiceError('unsupported_type', 'Animated images are not supported');
+  const frames = format === 'avif' ? 1 : (meta.pages ?? 1);
+  if (frames > 1 && format !== 'webp') throw new ServiceError('unsupported_type', 'Animated images are supported as WebP only');
+  if (frames > maxFrames) {
+    throw new ServiceError('unsupported_type', `The animated WebP has ${frames} frames; at most ${maxFrames} are accepted`);
+  }
+  // Every frame is decoded by a transform: the pixel guard counts them all.
+  if (width * height * frames > maxInputPixels) {
+    throw new ServiceError('too_large', `The animation has ${frames} frames of ${width}×${height} pixels; the maximum is ${maxInputPixels} pixels in all`);
   }
   const completeness = format === 'jpeg' ? jpegCompleteness(bytes) : 'unsure';
   if (completeness === 'truncated') {
@@ -54,6 +65,7 @@ export async function inspectUpload(bytes: Buffer, maxInputPixels: number, known
     height,
     checksum: knownSha256 ?? crypto.createHash('sha256').update(bytes).digest('hex'),
     hasAlpha: meta.hasAlpha ?? false,
+    frames,
   };
 }
 

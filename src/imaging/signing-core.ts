@@ -4,8 +4,11 @@
 // node:crypto HMAC and the constant-time verification.
 import { TRANSFORM_PARAMS } from './params.js';
 
-/** Names covered by a signature, in canonical order: `src`, the registry's parameters, `kid`. */
-export const SIGNED_NAMES: readonly string[] = ['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'kid'];
+/**
+ * Names covered by a signature, in canonical order: `src`, the registry's parameters, `exp` (an
+ * optional expiry, Unix seconds), `kid`. A URL without `exp` signs exactly as before it existed.
+ */
+export const SIGNED_NAMES: readonly string[] = ['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'exp', 'kid'];
 
 export type QueryValues = Record<string, string | undefined>;
 export type SignableParams = Record<string, string | number | boolean | undefined | null>;

@@ -14,6 +14,7 @@ import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, type JobOutcome } from './job-ou
 import type { JobTypes } from './job-types.js';
 import { ALL_QUEUES, REDIS_PREFIX, type QueueName } from './queue-names.js';
 import { createBlockingConnection } from './redis-connection.js';
+import { admitTenantJob, releaseTenantJob, tenantOfJobData, tenantPriority, type TenantAdmission } from './tenant-queue.js';
 
 export interface RunOptions {
   /** Same id = same work: concurrent identical requests share one job (single-flight). */
@@ -31,10 +32,12 @@ export interface JobProducerOptions {
   /** Shared queue connection (enableOfflineQueue: false so calls fail fast without Redis). */
   connection: Redis;
   jobTimeoutMs: number;
-  /** Waiting jobs above which synchronous callers get 503 + Retry-After at once. */
+  /** Waiting jobs (all tenants) above which callers get 503 + Retry-After at once: a ceiling that protects Redis. */
   maxWaiting: number;
   /** Where enqueue() stores a durable record of each job before it is added (job-records.ts). */
   jobRecords?: Storage;
+  /** Waiting jobs per tenant and queue (0 = no per-tenant accounting); see tenant-queue.ts. */
+  tenantMaxWaiting?: number;
 }
 
 /** Job data of a job with a durable record: the worker removes the record once the job has run. */
@@ -78,9 +81,8 @@ class QueueCounts {
     return Date.now() - this.readAt >= CAPACITY_REFRESH_MS;
   }
 
-  added(priority?: number): void {
-    if (priority) this.prioritized++;
-    else this.waiting++;
+  added(): void {
+    this.waiting++;
   }
 }
 
@@ -189,10 +191,26 @@ export class JobProducer {
   }
 
   private async add<N extends QueueName>(name: N, data: JobTypes[N]['data'], opts: RunOptions) {
-    await this.assertCapacity(name, opts.priority);
-    const job = await this.queues[name].add(name, data, { jobId: opts.jobId, priority: opts.priority });
-    this.capacity.get(name)?.added(opts.priority);
-    return job;
+    await this.assertCapacity(name);
+    const maxPerTenant = this.options.tenantMaxWaiting ?? 0;
+    const tenant = maxPerTenant > 0 && opts.jobId ? tenantOfJobData(data) : undefined;
+    let priority = opts.priority;
+    let admission: TenantAdmission | null = null;
+    if (tenant && opts.jobId) {
+      admission = await admitTenantJob(this.options.connection, name, tenant, opts.jobId, maxPerTenant);
+      if (admission.kind === 'full') {
+        throw new ServiceError('rate_limited', `Too much work waiting for this account: ${maxPerTenant} ${name} jobs are queued already (TENANT_MAX_WAITING); retry shortly`, { retryAfterSeconds: 5 });
+      }
+      if (admission.kind === 'new') priority = tenantPriority(admission.place, opts.priority !== undefined);
+    }
+    try {
+      const job = await this.queues[name].add(name, data, { jobId: opts.jobId, priority });
+      this.capacity.get(name)?.added();
+      return job;
+    } catch (err) {
+      if (tenant && opts.jobId && admission?.kind === 'new') await releaseTenantJob(this.options.connection, name, tenant, opts.jobId).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** The job with this id, or undefined when there is none (or no longer). */
@@ -307,20 +325,19 @@ export class JobProducer {
   }
 
   /**
-   * Back-pressure: refuse new work at once while the queue ahead of it is already deep.
-   * Interactive jobs (no priority) run before prioritized bulk jobs, so only interactive jobs
-   * count against an interactive caller; bulk callers count everything. The counts are read at
+   * Back-pressure, the global ceiling: refuse new work at once while the whole queue is deep
+   * (fairness between tenants is tenant-queue.ts's; this protects Redis). The counts are read at
    * most every CAPACITY_REFRESH_MS (plus this front door's own adds since): a bound that is a
    * few jobs late is still a bound, and a cache miss then costs no extra round trip.
    */
-  private async assertCapacity(name: QueueName, priority?: number): Promise<void> {
+  private async assertCapacity(name: QueueName): Promise<void> {
     let counts = this.capacity.get(name);
     if (!counts || counts.stale()) {
       const read = await this.queues[name].getJobCounts('waiting', 'prioritized');
       counts = new QueueCounts(read.waiting ?? 0, read.prioritized ?? 0);
       this.capacity.set(name, counts);
     }
-    const waiting = counts.waiting + (priority ? counts.prioritized : 0);
+    const waiting = counts.waiting + counts.prioritized;
     if (waiting >= this.options.maxWaiting) {
       throw new ServiceError('unavailable', `The ${name} queue is full (${waiting} waiting); retry shortly`, { retryAfterSeconds: 5 });
     }

@@ -1,5 +1,7 @@
 // Job data carries storage keys and parameters, never image bytes.
+import type { DerivativeOrigin } from '../catalog/models/derivative.model.js';
 import type { TransformPlan } from '../imaging/params.js';
+import type { ImagePreview } from '../imaging/preview.js';
 import type { QUEUE_NAMES } from './queue-names.js';
 
 export interface UploadFinalizeJobData {
@@ -35,6 +37,9 @@ export interface UploadFinalizeResult {
   checksum: string;
   projectId: string | null;
   replaced: boolean;
+  /** The original's version: derivative URLs handed out name it. */
+  version: string;
+  preview: ImagePreview | null;
 }
 
 export interface TransformJobData {
@@ -44,7 +49,7 @@ export interface TransformJobData {
   version: string;
   derivativeKey: string;
   plan: TransformPlan;
-  origin: 'api' | 'public';
+  origin: DerivativeOrigin;
 }
 
 export interface TransformResult {

@@ -4,8 +4,9 @@
 //  - Levels: black point from the 0.5 percentile of the person's darkest channel, white point from
 //    the 99.5 percentile of its brightest channel (so no channel clips beyond that share), stretched
 //    only when they fall short of 0 / 255, and by at most LEVELS_MAX_BLACK / LEVELS_MAX_WHITE.
-//  - Exposure: a gamma curve that moves the mean face luma FACE_EXPOSURE_STRENGTH of the way into
-//    [FACE_LUMA_TARGET]; gamma limited to GAMMA_LIMITS.
+//  - Exposure: a gamma curve that moves the mean face luma into [FACE_LUMA_TARGET] (all the way
+//    when it lies outside the exposure check's range, else FACE_EXPOSURE_STRENGTH of the way);
+//    gamma limited to GAMMA_LIMITS. A gamma curve keeps 0 and 255 fixed: it clips nothing.
 //  - White balance: grey-pixel gains. Near-neutral pixels (chroma < WB_MAX_CHROMA, not clipped) of
 //    the whole frame estimate the colour cast; gains move WB_STRENGTH of the way to neutral and are
 //    limited to +-WB_MAX_GAIN. Without enough neutral pixels (WB_MIN_SHARE) nothing is changed:
@@ -19,7 +20,9 @@ export const ENHANCE = {
   LEVELS_MAX_WHITE: 20,
   FACE_LUMA_TARGET: [110, 175] as const,
   FACE_EXPOSURE_STRENGTH: 0.6,
-  GAMMA_LIMITS: [0.8, 1.25] as const,
+  /** Outside this face luma range (the exposure check's) the correction goes all the way into the target. */
+  FULL_CORRECTION_OUTSIDE: [90, 215] as const,
+  GAMMA_LIMITS: [0.45, 1.6] as const,
   WB_MAX_CHROMA: 18,
   WB_MIN_SHARE: 0.04,
   WB_STRENGTH: 0.6,
@@ -35,6 +38,8 @@ export interface EnhanceParams {
   faceLumaBefore: number;
   faceLumaAfter: number;
   neutralShare: number;
+  /** What was changed, in words (empty: nothing noticeable). */
+  changes: string[];
 }
 
 export interface Region {
@@ -121,11 +126,13 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
   const leveled = Math.min(1, Math.max(1e-3, (faceLumaBefore - blackPoint) / (whitePoint - blackPoint)));
   const [tLo, tHi] = ENHANCE.FACE_LUMA_TARGET;
   const target255 = Math.min(tHi, Math.max(tLo, faceLumaBefore));
-  const goal = (faceLumaBefore + ENHANCE.FACE_EXPOSURE_STRENGTH * (target255 - faceLumaBefore)) / 255;
+  const outside = faceLumaBefore < ENHANCE.FULL_CORRECTION_OUTSIDE[0] || faceLumaBefore > ENHANCE.FULL_CORRECTION_OUTSIDE[1];
+  const strength = outside ? 1 : ENHANCE.FACE_EXPOSURE_STRENGTH;
+  const goal = (faceLumaBefore + strength * (target255 - faceLumaBefore)) / 255;
   let gamma = Math.log(Math.min(0.999, Math.max(1e-3, goal))) / Math.log(leveled);
   if (!Number.isFinite(gamma)) gamma = 1;
   gamma = Math.min(ENHANCE.GAMMA_LIMITS[1], Math.max(ENHANCE.GAMMA_LIMITS[0], gamma));
-  const params: EnhanceParams = { blackPoint, whitePoint, gamma, gains, faceLumaBefore, faceLumaAfter: faceLumaBefore, neutralShare };
+  const params: EnhanceParams = { blackPoint, whitePoint, gamma, gains, faceLumaBefore, faceLumaAfter: faceLumaBefore, neutralShare, changes: [] };
   return params;
 }
 
@@ -145,7 +152,7 @@ export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint
   return luts as [Uint8Array, Uint8Array, Uint8Array];
 }
 
-export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region): RawImage {
+export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region, measure = true): RawImage {
   const [lr, lg, lb] = enhancementLuts(p);
   const out = new Uint8Array(img.data.length);
   const d = img.data;
@@ -155,6 +162,23 @@ export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region):
     out[j + 2] = lb[d[j + 2]];
   }
   const result: RawImage = { data: out, width: img.width, height: img.height, channels: 3 };
-  p.faceLumaAfter = meanLuma(result, face);
+  if (measure) {
+    p.faceLumaAfter = meanLuma(result, face);
+    p.changes = describeEnhancement(p);
+  }
   return result;
+}
+
+/** The corrections in words, for the report. */
+export function describeEnhancement(p: EnhanceParams): string[] {
+  const out: string[] = [];
+  if (Math.abs(p.faceLumaAfter - p.faceLumaBefore) >= 3) {
+    out.push(`Exposure: face brightness ${p.faceLumaBefore.toFixed(0)} -> ${p.faceLumaAfter.toFixed(0)} (of 255; gamma ${p.gamma.toFixed(2)}).`);
+  }
+  if (p.blackPoint > 0 || p.whitePoint < 255) out.push(`Levels: black point ${p.blackPoint}, white point ${p.whitePoint}.`);
+  if (p.gains.some((g) => Math.abs(g - 1) >= 0.01)) {
+    out.push(`White balance: red x${p.gains[0].toFixed(3)}, green x${p.gains[1].toFixed(3)}, blue x${p.gains[2].toFixed(3)} (from near-neutral pixels).`);
+  }
+  out.push('Sharpening: light unsharp mask.');
+  return out;
 }

@@ -3,7 +3,10 @@
 // (-> optional print sheet). Pure library: no HTTP, no queue. Models load once per process.
 import sharp from 'sharp';
 import { compositeOnBackground, estimateForeground, fillOutside, refineMask } from './background.js';
-import { buildWarnings, runComplianceChecks, type ComplianceCheck } from './compliance.js';
+import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck } from './compliance.js';
+import { measureFace } from './face-checks.js';
+import { measureHalo } from './halo.js';
+import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from './head-extent.js';
 import { applyEnhancement, ENHANCE, planEnhancement, type EnhanceParams, type Region } from './enhance.js';
 import { PassportInputError } from './errors.js';
 import { detectFaces, detectFacesInImage, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
@@ -19,6 +22,7 @@ import {
   makeFaceFrame,
   outsideShare,
   planCrop,
+  sourceToOutput,
   rollDegrees,
   type Box,
   type CropPlan,
@@ -74,6 +78,8 @@ export interface PassportResult {
   };
   measurements: PassportMeasurements;
   checks: ComplianceCheck[];
+  /** Every check of severity 'error' passed (warnings do not count). */
+  compliant: boolean;
   warnings: string[];
   /** Milliseconds per stage. */
   timings: Record<string, number>;
@@ -98,7 +104,14 @@ export interface PassportMeasurements {
   /** Output pixels per source pixel. */
   scale: number;
   source_px_per_output_px: number;
-  crown_source: 'mask' | 'fallback';
+  /** 'under_headwear': estimated from the face box because headwear covers the head. */
+  crown_source: 'mask' | 'fallback' | 'under_headwear';
+  headwear_detected: boolean;
+  /** The crown / chin touches the input's edge (the head is cut off). */
+  crown_cut: boolean;
+  chin_cut: boolean;
+  /** Share of the silhouette's edge ring showing the old background (null when the background was kept). */
+  halo_share: number | null;
   /** 'output': detector re-run on the produced photo; 'plan': it did not find exactly one face there. */
   measured_on: 'output' | 'plan';
   planned_head_height_ratio: number;
@@ -106,6 +119,8 @@ export interface PassportMeasurements {
   outside_fill_share: number;
   input_width: number;
   input_height: number;
+  /** The input was decoded at 1/decode_shrink of its size (shrink-on-load for large JPEGs). */
+  decode_shrink: number;
   enhancement: EnhanceParams | null;
 }
 
@@ -269,7 +284,19 @@ function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw
   return { x0: Math.round(x0), y0: Math.round(y0), x1: Math.round(x1), y1: Math.round(y1) };
 }
 
+/** With a half-size decode, go back to full size when the face has fewer source pixels than this per output pixel. */
+const SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX = 1.0;
+
 export async function processPassportPhoto(input: Buffer, options: PassportOptions): Promise<PassportResult> {
+  const first = await runPipeline(input, options, true);
+  if (first.measurements.source_px_per_output_px >= SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX || first.measurements.decode_shrink === 1) return first;
+  const full = await runPipeline(input, options, false);
+  full.timings.total += first.timings.total;
+  full.timings.half_size_attempt = first.timings.total;
+  return full;
+}
+
+async function runPipeline(input: Buffer, options: PassportOptions, allowShrink: boolean): Promise<PassportResult> {
   const timer = new Timer();
   if (!isPassportCountry(options.country)) {
     throw new PassportInputError('invalid_country', `Unknown country "${String(options.country)}"; allowed: ${PASSPORT_COUNTRIES.join(', ')}.`, {
@@ -283,7 +310,7 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
   const bg: Rgb = spec.background.rgb;
 
   // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background)
-  const decoded = await decodeInput(input, bg);
+  const decoded = await decodeInput(input, bg, allowShrink);
   const src = decoded.image;
   timer.lap('decode');
 
@@ -318,10 +345,16 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
   timer.lap('segment');
   const frameMask: FrameMask = { data: prob, width: rw, height: rh, a0: ra0, b0: rb0, step };
   const crown = crownFromMask(face, frameMask);
+  // Headwear: plan and measure to the head estimated under it (needs a detected face, not a bare box).
+  const headwear: HeadwearMeasure | null = crown.source === 'mask' ? measureHeadwear(regionImg, frameMask, face, crown.crownB) : null;
+  const underHeadwear = headwear?.detected ? chosen.hasKeypoints : null;
+  const crownB = underHeadwear ? face.boxTopB - HEAD_EXTENT.CROWN_UNDER_HEADWEAR_RATIO * face.boxHeight : crown.crownB;
+  const crownSource = underHeadwear ? 'under_headwear' : crown.source;
+  const inFrame = headInFrame(frame, face, crownB, src.width, src.height);
 
   // 5. crop plan
-  const plan = planCrop(spec, frame, face, crown.crownB);
-  const headSrc = face.chinB - crown.crownB;
+  const plan = planCrop(spec, frame, face, crownB);
+  const headSrc = face.chinB - crownB;
   if (plan.scale > MAX_UPSCALE) throw tooSmall(spec, headSrc, targetHeadPx);
   timer.lap('geometry');
 
@@ -375,6 +408,7 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
   let faceCenterX = plan.faceCenterX;
   let outRoll = inputRoll - frame.angleDeg;
   let complianceRegion = faceRegion;
+  let outKeypoints: FaceKeypoints | null = null;
   const outSignificant = outDet.faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (outDet.faces[0]?.box.height ?? 0));
   if (outSignificant.length === 1) {
     const { face: of } = await refineFace(outImage, outSignificant[0]);
@@ -385,6 +419,7 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
     chinY = oframe.origin.y + oface.chinB;
     faceCenterX = of.box.x + of.box.width / 2;
     outRoll = rollDegrees(of.keypoints);
+    outKeypoints = of.keypoints;
     complianceRegion = {
       x0: Math.round(of.box.x + 0.2 * of.box.width),
       x1: Math.round(of.box.x + 0.8 * of.box.width),
@@ -392,6 +427,18 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
       y1: Math.round(of.box.y + 0.85 * of.box.height),
     };
   }
+  if (!outKeypoints && chosen.hasKeypoints) {
+    const k = chosen.keypoints;
+    outKeypoints = {
+      rightEye: sourceToOutput(plan, k.rightEye), leftEye: sourceToOutput(plan, k.leftEye), noseTip: sourceToOutput(plan, k.noseTip),
+      mouth: sourceToOutput(plan, k.mouth), rightEar: sourceToOutput(plan, k.rightEar), leftEar: sourceToOutput(plan, k.leftEar),
+    };
+  }
+  const faceMeasures = outKeypoints ? measureFace(outRgb, outKeypoints) : null;
+  // Halo: the old background as it would look after the same corrections.
+  const halo = alpha
+    ? measureHalo(enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image, outRgb, alpha, rendered.inside, bg)
+    : null;
   const headHeightRatio = (chinY - plan.crownY) / H;
   const eyeLineRatio = 1 - eyeY / H;
   const sourcePxPerOutputPx = 1 / plan.scale;
@@ -409,6 +456,12 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
     rollDeg: outRoll,
     faceRegion: complianceRegion,
     sourcePxPerOutputPx,
+    face: faceMeasures,
+    headInFrame: inFrame,
+    headwear,
+    headHeightUnderHeadwear: underHeadwear,
+    halo,
+    faceLumaBeforeEnhance: enhanceParams ? enhanceParams.faceLumaBefore : null,
   });
   const outside = outsideShare(plan, src.width, src.height);
   const warnings = buildWarnings({
@@ -461,16 +514,22 @@ export async function processPassportPhoto(input: Buffer, options: PassportOptio
       output_roll_degrees: Math.round(outRoll * 100) / 100,
       scale: r3(plan.scale),
       source_px_per_output_px: r3(sourcePxPerOutputPx),
-      crown_source: crown.source,
+      crown_source: crownSource,
+      headwear_detected: headwear?.detected ?? false,
+      crown_cut: inFrame.crownCut,
+      chin_cut: inFrame.chinCut,
+      halo_share: halo ? r3(halo.share) : null,
       measured_on: measuredOn,
       planned_head_height_ratio: r3(plan.headHeightRatio),
       planned_eye_line_ratio: r3(plan.eyeLineRatio),
       outside_fill_share: r3(outside),
-      input_width: src.width,
-      input_height: src.height,
+      input_width: decoded.originalWidth,
+      input_height: decoded.originalHeight,
+      decode_shrink: decoded.shrink,
       enhancement: enhanceParams,
     },
     checks,
+    compliant: isCompliant(checks),
     warnings,
     timings: timer.timings,
   };

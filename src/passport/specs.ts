@@ -55,8 +55,15 @@ export interface PassportSpec {
   printSheet: PrintSheetLayout;
   /** Shown in the compliance report's warnings[] when the photo was digitally altered. */
   editedPhotoWarning: string | null;
+  /** Glasses: 'forbidden' fails the glasses check; 'discouraged' makes it a warning. */
+  glasses: GlassesRule;
+  /** Expression: a natural smile allowed, or neutral with the mouth closed (the expression check is a warning). */
+  expression: ExpressionRule;
   notes: string[];
 }
+
+export type GlassesRule = 'forbidden' | 'discouraged';
+export type ExpressionRule = 'neutral_or_smile' | 'neutral_mouth_closed';
 
 const WHITE = { name: 'white', hex: '#FFFFFF', rgb: [255, 255, 255] as const };
 
@@ -91,9 +98,12 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
       'travel.state.gov: photos "created or edited using AI or other digital tools" are not accepted; ' +
       'this photo had its background replaced and/or was enhanced and may be rejected. Use remove_bg=false ' +
       'and enhance=false with a photo taken against a plain white or off-white background to avoid edits.',
+    // travel.state.gov: "Glasses are not allowed"; "neutral facial expression or a natural smile, with both eyes open".
+    glasses: 'forbidden',
+    expression: 'neutral_or_smile',
     notes: [
       'Digital: square, 600x600 to 1200x1200 px, JPEG, <= 240 kB, sRGB 24-bit.',
-      'Plain white or off-white background, no shadows; eyes open, neutral expression, no glasses (not checked here).',
+      'Plain white or off-white background, no shadows; eyes open, neutral expression or natural smile, no glasses.',
     ],
   },
   india: {
@@ -110,6 +120,8 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
     fileSizeKb: { min: 10, max: 240 },
     printSheet: SHEET_2X2,
     editedPhotoWarning: null,
+    glasses: 'discouraged',
+    expression: 'neutral_or_smile',
     notes: [
       'Abroad (embassies, VFS): 2 x 2 in, plain white/off-white, full head from top of hair to chin, centred; VFS USA uses the US geometry.',
       'Sources conflict (one embassy: face 70-80 % of the photo). In India adults are photographed at the Passport Seva Kendra; ' +
@@ -129,6 +141,8 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
     fileSizeKb: { min: 10, max: 300 },
     printSheet: SHEET_2X2,
     editedPhotoWarning: null,
+    glasses: 'discouraged',
+    expression: 'neutral_or_smile',
     notes: [
       'JPEG, square (height = width), full face from top of hair to chin, eyes open, centred, plain light or white background, no shadows, no border.',
       'Head 25-35 mm and eyes 28-35 mm from the bottom on a 2 x 2 in square (regular online visa).',

@@ -6,6 +6,7 @@ import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { pathSet } from './middleware/path-set.js';
 import { requestContext } from './middleware/request-context.js';
 import { setARoutes } from './routes/set-a.routes.js';
+import { presetBook } from './services/presets.js';
 import { setBRoutes } from './routes/set-b.routes.js';
 import { passportRoutes } from './routes/passport.routes.js';
 import { jobsRoutes } from './routes/jobs.routes.js';
@@ -17,6 +18,8 @@ import { createFrontDoorMetrics } from './monitoring/metrics.js';
 import type { WebDeps } from './web-deps.js';
 
 export function createApp(deps: WebDeps): Express {
+  // A bad PRESETS value stops the start (ConfigError), not the first request that names it.
+  presetBook(deps.config);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy ? true : 'loopback');

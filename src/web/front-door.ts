@@ -10,6 +10,7 @@ import { createBlockingConnection, createQueueConnection } from '../jobs/redis-c
 import { createStorage } from '../storage/create-storage.js';
 import { createApp } from './app.js';
 import { markArrivedWhileDraining } from './middleware/draining.js';
+import { PlanLimits } from './services/plan-limits.js';
 import { BandwidthCounter } from './services/bandwidth-counter.js';
 import { DerivativeCache } from './services/derivative-cache.js';
 import { ImageCache } from './services/image-cache.js';
@@ -35,14 +36,16 @@ export class FrontDoor {
       setTimeout(() => reject(new Error(`Redis at ${config.redisUrl} is not reachable`)), 10_000).unref();
     });
     // Async requests (202) get a durable job record in storage too (src/jobs/job-records.ts).
-    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting, jobRecords: storage });
+    const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting, tenantMaxWaiting: config.tenantMaxWaiting, jobRecords: storage });
     await jobs.ready();
     const images = new ImageCache(catalog, config.imageCacheMs);
     // A subscriber connection can do nothing else; it reconnects (and clears the cache) by itself.
     const subscriber = createBlockingConnection(config.redisUrl);
     subscriber.on('error', () => undefined);
     await images.listen(subscriber);
-    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth: new BandwidthCounter(catalog, log) };
+    const bandwidth = new BandwidthCounter(catalog, log);
+    const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
+    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth, limits };
     const app = createApp(this.deps);
     this.server = http.createServer((req, res) => {
       if (this.closing) {

@@ -20,6 +20,7 @@ const ISSUE_TYPES: Record<string, string> = {
   minLength: 'string_too_short',
   maxLength: 'string_too_long',
   pattern: 'string_pattern_mismatch',
+  multipleOf: 'multiple_of',
   minItems: 'too_short',
   maxItems: 'too_long',
   additionalProperties: 'extra_forbidden',

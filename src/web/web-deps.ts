@@ -7,6 +7,7 @@ import type { Storage } from '../storage/storage.js';
 import type { BandwidthCounter } from './services/bandwidth-counter.js';
 import type { DerivativeCache } from './services/derivative-cache.js';
 import type { ImageCache } from './services/image-cache.js';
+import type { PlanLimits } from './services/plan-limits.js';
 
 /** Everything the front door's routes need, built once by the server entry (or a test). */
 export interface WebDeps {
@@ -22,4 +23,6 @@ export interface WebDeps {
   derivatives: DerivativeCache;
   /** Bytes served per owner, written to the catalog in batches. */
   bandwidth: BandwidthCounter;
+  /** Plan limits that refuse work (monthly transformations and bandwidth, storage for derivatives). */
+  limits: PlanLimits;
 }

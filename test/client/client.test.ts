@@ -157,14 +157,27 @@ describe('client SDK against the running service', function () {
       }
     });
 
+    it('srcset() and signedSrcset() with ttl: URLs with a signed exp that load; the same exp signs the same URL both ways', async () => {
+      const server = await client.srcset(hero.public_url, { widths: [200], ttl: 300 });
+      const local = await client.signedSrcset(hero.public_url, { widths: [200], ttl: 300 });
+      const expOf = (u: string) => Number(new URL(u).searchParams.get('exp'));
+      expect(expOf(server.default)).to.be.within(Math.floor(Date.now() / 1000) + 295, Math.floor(Date.now() / 1000) + 300);
+      // Both sides compute exp from their clock; within the same second they are the same URL.
+      if (expOf(local.default) === expOf(server.default)) expect(local.default).to.equal(server.default);
+      for (const url of [server.default, local.default]) expect((await fetch(url)).status).to.equal(200);
+    });
+
     it('srcset() (server-signed) and signedSrcset() (signed here) are identical', async () => {
       const options = { widths: [320, 640, 960, 1280], f: 'webp' as const, q: 72, sizes: '(max-width: 700px) 100vw, 700px' };
       const server = await client.srcset(hero.public_url, options);
-      expect(await client.signedSrcset(hero.public_url, options)).to.deep.equal(server);
+      // Signed here with the image's version, the URLs are the server's (which adds the placeholders).
+      const urlsOf = (s: { srcset: string; sizes: string; default: string }) => ({ srcset: s.srcset, sizes: s.sizes, default: s.default });
+      expect(await client.signedSrcset(hero.public_url, { ...options, version: hero.version })).to.deep.equal(urlsOf(server));
+      expect(server.version).to.equal(hero.version);
       expect(server.srcset.split(', ')).to.have.length(4);
       expect(server.default).to.contain('w=640');
       const defaults = await client.srcset(hero.public_url);
-      expect(await client.signedSrcset(hero.public_url)).to.deep.equal(defaults);
+      expect(await client.signedSrcset(hero.public_url, { version: hero.version })).to.deep.equal(urlsOf(defaults));
       expect(defaults.sizes).to.equal('(max-width: 1200px) 100vw, 1200px');
       const err = await apiError(client.srcset('https://elsewhere.example/x.jpg'), 422);
       expect(err.body).to.deep.include({ type: 'image_processing_error', status_code: 422 });

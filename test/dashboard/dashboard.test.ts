@@ -157,8 +157,9 @@ describe('web dashboard in headless Chromium', function () {
     await page.selectOption('#gallery-project', 'bulk');
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#gallery-grid figcaption')).every((c) => c.textContent!.includes('bulk')));
     expect(await page.$$eval('#gallery-grid li', (lis) => lis.length)).to.equal(12);
-    // Thumbnails come from the public /cdn/{imageId} route.
-    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#gallery-grid img')).slice(0, 4).every((img) => img.complete && img.naturalWidth === 320));
+    // Thumbnails come from the public /cdn/{imageId} route (320² cover), which never makes an
+    // output larger than the original (docs/limits.md): these 48 px high images give 48² thumbnails.
+    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#gallery-grid img')).slice(0, 4).every((img) => img.complete && img.naturalWidth === 48 && img.naturalHeight === 48));
     await shot(page, '03-gallery');
     // Delete the newest bulk image through the dialog.
     const victim = bulk[bulk.length - 1];
@@ -318,6 +319,8 @@ describe('web dashboard in headless Chromium', function () {
     expect(result.sheet).to.equal(1800);
     expect(result.checks.length).to.be.greaterThan(5);
     expect(result.checks.find((c) => c[0] === 'single_face')).to.deep.equal(['single_face', 'true', '✓ Pass']);
+    // The officer's checks (issue 21) are shown with the rest.
+    expect(result.checks.map((c) => c[0])).to.include.members(['head_in_frame', 'eyes_visible', 'glasses', 'expression', 'face_lighting', 'headwear']);
     expect(result.warnings).to.be.greaterThan(0);
     await shot(page, '09-passport-upload');
     // From a URL (the uploaded portrait), India, no print sheet.

@@ -11,6 +11,9 @@ import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { assertConsistent, figure, SHORT_LOCKS, timed, waitFor } from './fault-helpers.js';
 
+/** /health shows error texts and worker detail only to the admin credential. */
+const ADMIN_TOKEN = 'health-admin-token';
+
 /** serverSelectionTimeoutMS (3 s) plus a margin for a loaded machine. */
 const FAST_MS = 4500;
 
@@ -21,7 +24,7 @@ describe('fault 3: the catalog unavailable', function () {
 
   before(async () => {
     catalogServer = await startEmbeddedCatalogServer({ dbName: 'fault3' });
-    svc = await TestService.start({ workers: 1, env: { ...SHORT_LOCKS, MONGO_URL: catalogServer.url } });
+    svc = await TestService.start({ workers: 1, env: { ...SHORT_LOCKS, MONGO_URL: catalogServer.url, ADMIN_TOKEN } });
   });
   after(async () => {
     await svc?.stop();
@@ -45,7 +48,7 @@ describe('fault 3: the catalog unavailable', function () {
     expect(list.value.status).to.equal(503);
     expect(list.ms).to.be.below(FAST_MS);
 
-    const health = await timed(request(svc.url('/health')));
+    const health = await timed(request(svc.url('/health'), { headers: { 'X-Admin-Token': ADMIN_TOKEN } }));
     expect(health.value.status).to.equal(503);
     expect(health.value.body.failing).to.deep.equal(['catalog']);
     expect(health.value.body.checks.catalog.error).to.be.a('string').and.not.equal('');
@@ -55,7 +58,7 @@ describe('fault 3: the catalog unavailable', function () {
     // Back on the same port, empty (memory only): indexes and the user are made again.
     catalogServer = await startEmbeddedCatalogServer({ port: catalogServer.port, dbName: 'fault3' });
     const backAt = Date.now();
-    await waitFor('/health to report ok', async () => (await request(svc.url('/health'))).status === 200, 30_000, 100);
+    await waitFor('/health to report ok', async () => (await request(svc.url('/health'), { headers: { 'X-Admin-Token': ADMIN_TOKEN } })).status === 200, 30_000, 100);
     const healthMs = Date.now() - backAt;
     await svc.deps.catalog.ensureIndexes();
     const again = await svc.createUser(user.userId);

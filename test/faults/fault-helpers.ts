@@ -111,7 +111,10 @@ async function checkConsistent(catalog: Catalog, storage: Storage, userId: strin
   for (const i of images) if (i.pendingUsage) problems.push(`usage still pending on ${i.publicId}`);
   const bytes = images.reduce((sum, i) => sum + i.bytes, 0);
   const usage = await readUsage(catalog, userId);
-  if (usage.storageBytes !== bytes) problems.push(`usage says ${usage.storageBytes} bytes, catalog holds ${bytes}`);
+  // Derivative bytes count toward storage (docs/limits.md).
+  const derivativeBytes = derivativeRows.reduce((sum, d) => sum + d.bytes, 0);
+  if (usage.storageBytes !== bytes + derivativeBytes) problems.push(`usage says ${usage.storageBytes} bytes, catalog holds ${bytes} + ${derivativeBytes} of derivatives`);
+  if (usage.derivativeBytes !== derivativeBytes) problems.push(`usage says ${usage.derivativeBytes} derivative bytes, catalog holds ${derivativeBytes}`);
   if (usage.imageCount !== images.length) problems.push(`usage says ${usage.imageCount} images, catalog holds ${images.length}`);
   if (usage.derivativeCount !== derivativeRows.length) problems.push(`usage says ${usage.derivativeCount} derivatives, catalog holds ${derivativeRows.length}`);
   if (problems.length > 0) throw new Error(`inconsistent state for ${userId}:\n  ${problems.join('\n  ')}`);

@@ -8,6 +8,9 @@ import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { assertConsistent, figure, SHORT_LOCKS, timed, waitFor } from './fault-helpers.js';
 
+/** /health shows error texts and worker detail only to the admin credential. */
+const ADMIN_TOKEN = 'health-admin-token';
+
 const FAST_MS = 3000;
 
 describe('fault 2: Redis stopped while the service runs', function () {
@@ -16,7 +19,7 @@ describe('fault 2: Redis stopped while the service runs', function () {
   let restarted: RedisServerHandle | null = null;
 
   before(async () => {
-    svc = await TestService.start({ workers: 1, env: { ...SHORT_LOCKS, AVIF_EFFORT: '4' } });
+    svc = await TestService.start({ workers: 1, env: { ...SHORT_LOCKS, AVIF_EFFORT: '4', ADMIN_TOKEN } });
   });
   after(async () => {
     await svc?.stop();
@@ -54,7 +57,7 @@ describe('fault 2: Redis stopped while the service runs', function () {
     expect(cached.value.status).to.equal(200);
     expect(cached.value.headers.get('x-cache')).to.equal('HIT');
 
-    const health = await timed(request(svc.url('/health')));
+    const health = await timed(request(svc.url('/health'), { headers: { 'X-Admin-Token': ADMIN_TOKEN } }));
     expect(health.value.status).to.equal(503);
     expect(health.value.body.failing).to.include('redis');
     expect(health.value.body.checks.redis.ok).to.equal(false);
@@ -66,7 +69,7 @@ describe('fault 2: Redis stopped while the service runs', function () {
     restarted = await startRedisServer({ port: svc.redis.port });
     const backAt = Date.now();
     const healthy = await waitFor('/health to report ok', async () => {
-      const h = await request(svc.url('/health'));
+      const h = await request(svc.url('/health'), { headers: { 'X-Admin-Token': ADMIN_TOKEN } });
       return h.status === 200 ? h : null;
     }, 30_000, 100);
     const healthMs = Date.now() - backAt;
@@ -107,7 +110,7 @@ describe('fault 2: Redis stopped while the service runs', function () {
       restarted = await startRedisServer({ port: redis.port });
     }
     // The worker kept rendering and recorded what it stored: catalog and storage still agree.
-    await waitFor('the worker to reconnect', async () => (await request(svc.url('/health'))).status === 200, 20_000, 200);
+    await waitFor('the worker to reconnect', async () => (await request(svc.url('/health'), { headers: { 'X-Admin-Token': ADMIN_TOKEN } })).status === 200, 20_000, 200);
     await assertConsistent(svc.deps.catalog, svc.deps.storage, user.userId);
   });
 });

@@ -26,7 +26,8 @@ describe('compliance report', function () {
     const names = r.checks.map((c) => c.name);
     for (const n of REQUIRED) expect(names, n).to.include(n);
     for (const c of r.checks) {
-      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected');
+      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected', 'severity', 'message');
+      expect(c.message).to.be.a('string').and.not.equal('');
       expect(c.passed).to.be.a('boolean');
       expect(c.expected).to.be.a('string').and.not.equal('');
     }
@@ -56,13 +57,19 @@ describe('compliance report', function () {
     expect(r.warnings.join(' ')).to.match(/upscaled/);
   });
 
-  it('a blurred photo fails sharpness; an underexposed one fails exposure (enhancement stays mild)', async () => {
+  it('a blurred photo fails sharpness; an underexposed one fails exposure unless enhancement corrects it (issue 21)', async () => {
     const input = readCorpus(PORTRAITS[0].file);
     const blurred = await processPassportPhoto(await sharp(input).blur(2).png().toBuffer(), { country: 'usa' });
     expect(blurred.checks.find((c) => c.name === 'sharpness')?.passed).to.equal(false);
-    const dark = await processPassportPhoto(await sharp(input).linear(0.3, 0).png().toBuffer(), { country: 'usa' });
-    expect(dark.checks.find((c) => c.name === 'exposure')?.passed).to.equal(false);
-    expect(dark.measurements.enhancement?.gamma).to.be.at.least(0.8);
+    const darkInput = await sharp(input).linear(0.3, 0).png().toBuffer();
+    const asIs = await processPassportPhoto(darkInput, { country: 'usa', enhance: false });
+    expect(asIs.checks.find((c) => c.name === 'exposure')?.passed).to.equal(false);
+    const corrected = await processPassportPhoto(darkInput, { country: 'usa' });
+    expect(corrected.checks.find((c) => c.name === 'exposure')?.passed).to.equal(true);
+    const e = corrected.measurements.enhancement!;
+    expect(e.gamma).to.be.within(0.45, 0.8); // brightened beyond the old mild limit, within the new one
+    expect(e.faceLumaAfter).to.be.within(90, 215);
+    expect(e.changes.join(' ')).to.match(/^Exposure: face brightness/);
   });
 
   it('file size: quality is stepped down until the kB limit holds (never padded)', async () => {

@@ -9,8 +9,10 @@ import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, expectDetail, GB, listAll, storedObjects, tinyJpeg, usageOf, type CdnUploadBody } from './set-b-helpers.js';
 
-const UPLOAD_KEYS = ['success', 'error', 'public_url', 'cdn_url', 'size', 'content_type', 'imageId', 'project', 'public_id', 'width', 'height', 'checksum'];
-const LISTED_KEYS = ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'checksum', 'created_at'];
+/** The version and placeholders of an image (issue 18, docs/transformations.md). */
+const DESCRIPTION_KEYS = ['version', 'thumbhash', 'dominant_color', 'lqip', 'faces'];
+const UPLOAD_KEYS = ['success', 'error', 'public_url', 'cdn_url', 'size', 'content_type', 'imageId', 'project', 'public_id', 'width', 'height', 'checksum', ...DESCRIPTION_KEYS];
+const LISTED_KEYS = ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'checksum', 'created_at', ...DESCRIPTION_KEYS];
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('set B CDN endpoints', function () {
@@ -137,15 +139,17 @@ describe('set B CDN endpoints', function () {
       expect(plain.headers.get('content-type')).to.equal('image/jpeg');
       const meta = await sharp(plain.bytes).metadata();
       expect([meta.format, meta.width, meta.height], 'no w/h: original size').to.deep.equal(['jpeg', 400, 200]);
-      expect(plain.headers.get('vary')).to.equal('Accept');
-      expect(plain.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+      // No w: the Width client hint could have chosen one. No v: cacheable briefly, then revalidated.
+      expect(plain.headers.get('vary')).to.equal('Accept, Sec-CH-Width, Width');
+      expect(plain.headers.get('cache-control')).to.equal('public, max-age=60, must-revalidate');
       const webpRes = await request(svc.url(`/cdn/${up.imageId}?w=100`), { headers: { Accept: 'image/webp,*/*' } });
       const wm = await sharp(webpRes.bytes).metadata();
       expect([wm.format, wm.width, wm.height]).to.deep.equal(['webp', 100, 50]);
       const png = await request(svc.url(`/cdn/${up.imageId}?w=50&h=50&fit=cover&f=png`));
       const pm = await sharp(png.bytes).metadata();
       expect([pm.format, pm.width, pm.height]).to.deep.equal(['png', 50, 50]);
-      expect(png.headers.get('vary')).to.equal(null);
+      // f fixed: no Accept; a size without dpr: the DPR client hint could have changed it.
+      expect(png.headers.get('vary')).to.equal('Sec-CH-DPR, DPR');
       const etag = png.headers.get('etag')!;
       const notModified = await request(svc.url(`/cdn/${up.imageId}?w=50&h=50&fit=COVER&f=png`), { headers: { 'If-None-Match': etag } });
       expect(notModified.status).to.equal(304);
@@ -163,7 +167,10 @@ describe('set B CDN endpoints', function () {
       }
       await svc.derivativesSettled(user.userId);
       const before = await usageOf(svc, user.key);
-      expect(before).to.deep.include({ image_count: 4, derivative_count: 6, storage_bytes: ups.reduce((s, u) => s + u.size, 0) });
+      // Derivative bytes count toward storage (docs/limits.md).
+      const derivativeBytes = (await storedObjects(svc, user.userId)).filter((o) => o.key.includes('&v=')).reduce((s, o) => s + o.size, 0);
+      expect(derivativeBytes).to.be.above(0);
+      expect(before).to.deep.include({ image_count: 4, derivative_count: 6, derivative_bytes: derivativeBytes, storage_bytes: ups.reduce((s, u) => s + u.size, 0) + derivativeBytes });
 
       const missing = '0123456789abcdef01234567';
       const res = await request(svc.url('/cdn/images'), { method: 'DELETE', key: user.key, json: { imageIds: [ups[0].imageId, ups[1].imageId, missing, ups[0].imageId, 'garbage'] } });
@@ -178,7 +185,7 @@ describe('set B CDN endpoints', function () {
       expect(await svc.deps.catalog.derivatives.countDocuments({ userId: user.userId })).to.equal(0);
       expect((await listAll(svc, user.key)).map((i) => i.imageId)).to.deep.equal([ups[3].imageId]);
       const after = await usageOf(svc, user.key);
-      expect(after).to.deep.include({ image_count: 1, derivative_count: 0, storage_bytes: ups[3].size });
+      expect(after).to.deep.include({ image_count: 1, derivative_count: 0, derivative_bytes: 0, storage_bytes: ups[3].size });
       expectDetail(await request(svc.url(`/cdn/${ups[0].imageId}`)), 404, /not found/i);
       expect((await request(ups[0].public_url)).status).to.equal(404);
 
@@ -199,6 +206,7 @@ describe('set B CDN endpoints', function () {
         storage_bytes: 0,
         image_count: 0,
         derivative_count: 0,
+        derivative_bytes: 0,
         bandwidth_bytes: 0,
         transformations: 0,
         period_start: periodStart,
@@ -212,9 +220,10 @@ describe('set B CDN endpoints', function () {
       await svc.derivativesSettled(user.userId);
       const usage = await usageOf(svc, user.key);
       expect(usage).to.deep.include({
-        storage_bytes: up.size,
+        storage_bytes: up.size + derived.bytes.length,
         image_count: 1,
         derivative_count: 1,
+        derivative_bytes: derived.bytes.length,
         transformations: 1,
         bandwidth_bytes: original.bytes.length + derived.bytes.length + derivedAgain.bytes.length,
       });

@@ -1,5 +1,5 @@
 // Set B image routes (issue 4, spec 4.2): GET /image/test, GET /image/{path} (vanity extension,
-// f, fit modes, caching headers), GET /image/demo/{path} (gate, sources, 2000 px cap).
+// f, fit modes, caching headers), GET /image/demo/{path} (gate, sources, keyless cap at KEYLESS_MAX_SIDE=2000).
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +21,7 @@ describe('set B image routes', function () {
   let photo: CdnUploadBody; // 2560×1703 corpus JPEG
 
   before(async () => {
-    svc = await TestService.start({ env: { DEMO_TOKEN, DEMO_ORIGINS, WORKER_CONCURRENCY: '2' } });
+    svc = await TestService.start({ env: { DEMO_TOKEN, DEMO_ORIGINS, WORKER_CONCURRENCY: '2', KEYLESS_MAX_SIDE: '2000' } });
     user = await svc.createUser();
     small = await cdnUpload(svc, user.key, await jpeg(400, 200), { filename: 'wide.jpg' });
     photo = await cdnUpload(svc, user.key, fs.readFileSync(path.join(CORPUS, 'photos/Chelsea.jpg')), { filename: 'Chelsea.jpg' });
@@ -144,11 +144,16 @@ describe('set B image routes', function () {
       expect(blurred.sharpness).to.be.lessThan(plain.sharpness);
     });
 
-    it('ETag / If-None-Match → 304 (no body, no bandwidth), long-lived immutable Cache-Control, X-Cache MISS then HIT', async () => {
-      const url = img(small, 'etag.webp', 'w=77');
+    it('ETag / If-None-Match → 304 (no body, no bandwidth), immutable Cache-Control with v, X-Cache MISS then HIT', async () => {
+      // Immutable because the URL names the original's version (issue 18); without v it is revalidated.
+      const version = (small as CdnUploadBody & { version: string }).version;
+      const unversioned = await request(img(small, 'etag.webp', 'w=77'), { key: user.key });
+      expect(unversioned.headers.get('x-cache')).to.equal('MISS');
+      expect(unversioned.headers.get('cache-control')).to.equal('public, max-age=60, must-revalidate');
+      const url = img(small, 'etag.webp', `w=77&v=${version}`);
       const first = await request(url, { key: user.key });
       expect(first.status).to.equal(200);
-      expect(first.headers.get('x-cache')).to.equal('MISS');
+      expect(first.headers.get('x-cache')).to.equal('HIT');
       expect(first.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
       const etag = first.headers.get('etag');
       expect(etag).to.match(/^"[^"]+"$/);
@@ -200,7 +205,7 @@ describe('set B image routes', function () {
       expectDetail(await request(svc.url(`/image/demo/x.jpg?src=${elsewhere}`), { headers: { 'X-Demo-Token': DEMO_TOKEN } }), 403, /source/i);
     });
 
-    it('caps the output at 2000 px', async () => {
+    it('caps the output at KEYLESS_MAX_SIDE (2000 px here) and the original\'s size', async () => {
       const dims = async (query: string) => {
         const res = await demo(query);
         expect(res.status, `${query}: ${JSON.stringify(res.body)}`).to.equal(200);
@@ -210,7 +215,8 @@ describe('set B image routes', function () {
       const at = (w: number) => [w, Math.round((photo.height * w) / photo.width)];
       expect(await dims('w=3000')).to.deep.equal(at(2000));
       expect(await dims('q=50'), 'no w/h on a 2560 px wide source').to.deep.equal(at(2000));
-      expect(await dims('w=2500&h=2500&fit=fill')).to.deep.equal([2000, 2000]);
+      // No side above the original's either (1703 px high): the square box shrinks to 1703².
+      expect(await dims('w=2500&h=2500&fit=fill')).to.deep.equal([photo.height, photo.height]);
       const capped = [await dims('h=1800'), await dims('w=1900&h=1900&fit=outside'), await dims('h=4200&fit=inside')];
       for (const [w, h] of capped) expect(Math.max(w!, h!)).to.be.at.most(2000);
       expect(await dims('w=800'), 'below the cap nothing changes').to.deep.equal(at(800));

@@ -57,7 +57,8 @@ describe('opt=true smart optimization on the corpus photos', function () {
         for (const [name, res] of [['default', plain], ['opt', opt]] as const) {
           expect(res.status, `${photo} ${name} ${mime}`).to.equal(200);
           expect(res.headers.get('content-type'), `${photo} ${name}`).to.equal(mime);
-          expect(res.headers.get('vary')).to.equal('Accept');
+          // Accept, and the DPR client hint (a size without dpr on /cdn/{id}, docs/transformations.md).
+          expect(res.headers.get('vary')).to.equal('Accept, Sec-CH-DPR, DPR');
         }
         const pm = await sharp(plain.bytes).metadata();
         const om = await sharp(opt.bytes).metadata();

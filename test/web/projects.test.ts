@@ -126,6 +126,10 @@ describe('set B projects', function () {
       await svc.derivativesSettled(user.userId);
       const usageBefore = await usageOf(svc, user.key);
       const allBefore = await listAll(svc, user.key);
+      // Their derivatives' bytes leave storage_bytes with them (docs/limits.md).
+      const doomedKeys = images.map((i) => i.public_url.slice(svc.config.cdnUrl.length + 1) + '&v=');
+      const doomedDerivativeBytes = (await storedObjects(svc, user.userId)).filter((o) => doomedKeys.some((k) => o.key.startsWith(k))).reduce((s, o) => s + o.size, 0);
+      expect(doomedDerivativeBytes).to.be.above(0);
 
       const res = await call('DELETE', { projectId: project.projectId, ...body });
       expect(res.status).to.equal(200);
@@ -141,7 +145,8 @@ describe('set B projects', function () {
       }
       expect(keys).to.include(keep.public_url.slice(svc.config.cdnUrl.length + 1));
       const usageAfter = await usageOf(svc, user.key);
-      expect(usageAfter.storage_bytes).to.equal(usageBefore.storage_bytes - images.reduce((s, i) => s + i.size, 0));
+      expect(usageAfter.storage_bytes).to.equal(usageBefore.storage_bytes - images.reduce((s, i) => s + i.size, 0) - doomedDerivativeBytes);
+      expect(usageAfter.derivative_bytes).to.equal(usageBefore.derivative_bytes - doomedDerivativeBytes);
       expect(usageAfter.image_count).to.equal(usageBefore.image_count - 3);
       expect(usageAfter.derivative_count).to.equal(usageBefore.derivative_count - 3);
       expect((await listProjects()).map((p) => p.slug)).to.not.include(project.slug);

@@ -302,12 +302,13 @@ describe('set B errors', function () {
       await refused(415, Buffer.from('just some text, not an image at all\n'.repeat(10)), /unsupported file type/i, 'a.jpg');
     });
 
-    it('400 when no file is sent', async () => {
+    it('422 detail[] with loc ["body","file"] when no file is sent (a required input missing)', async () => {
       const user = await svc.createUser();
       const form = new FormData();
       form.append('project', 'nothing');
       const res = await fetch(svc.url('/cdn/upload'), { method: 'POST', body: form, headers: { 'X-API-Key': user.key } });
-      expectDetail({ status: res.status, headers: res.headers, body: await res.json() }, 400, /no file/i);
+      const detail = expectValidation({ status: res.status, headers: res.headers, body: await res.json() }, ['body.file']);
+      expect(detail[0]).to.deep.equal({ loc: ['body', 'file'], msg: 'Field required', type: 'missing' });
     });
 
     it('400 for a body that is not JSON', async () => {

@@ -119,6 +119,7 @@ export async function usageOf(svc: TestService, key: string) {
     storage_bytes: number;
     image_count: number;
     derivative_count: number;
+    derivative_bytes: number;
     bandwidth_bytes: number;
     transformations: number;
     period_start: string;

@@ -4,10 +4,12 @@ import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 
 const CHECKS = ['redis', 'catalog', 'storage', 'worker'];
+const ADMIN_TOKEN = 'status-admin-token';
 
+/** /health as the operator sees it (admin credential: latencies, errors, worker processes). */
 async function health(svc: TestService) {
   const started = performance.now();
-  const res = await request(svc.url('/health'));
+  const res = await request(svc.url('/health'), { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
   return { ...res, ms: performance.now() - started };
 }
 
@@ -33,7 +35,7 @@ describe('GET / and GET /health', () => {
   let svc: TestService;
   before(async function () {
     this.timeout(60_000);
-    svc = await TestService.start({ workers: 1 });
+    svc = await TestService.start({ workers: 1, env: { ADMIN_TOKEN } });
   });
   after(async function () {
     this.timeout(60_000);
@@ -62,6 +64,38 @@ describe('GET / and GET /health', () => {
     expect(res.body.checks.worker.detail.processes[0].id).to.include(`:${svc.workers[0].pid}`);
   });
 
+  it('the public answer is status only: ok per component, no hosts, PIDs, latencies or error texts', async () => {
+    const variants: Record<string, string>[] = [{}, { 'X-Admin-Token': 'wrong' }, { Authorization: 'Bearer nope' }];
+    for (const headers of variants) {
+      const res = await request(svc.url('/health'), { headers });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ status: 'ok', version: '0.0.1', failing: [], checks: { redis: { ok: true }, catalog: { ok: true }, storage: { ok: true }, worker: { ok: true } } });
+      expect(JSON.stringify(res.body)).not.to.include(String(svc.workers[0].pid));
+    }
+  });
+
+  it('the storage probe (a written and fsynced file) runs at most once per HEALTH_CACHE_MS however often /health is called', async () => {
+    const storage = svc.deps.storage;
+    const original = storage.check.bind(storage);
+    let probes = 0;
+    storage.check = async () => {
+      probes++;
+      return original();
+    };
+    try {
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: 40 }, () => request(svc.url('/health'))));
+      for (const a of answers) expect(a.status).to.equal(200);
+      for (let i = 0; i < 20; i++) expect((await request(svc.url('/health'))).status).to.equal(200);
+      const elapsed = Date.now() - started;
+      // 60 calls; at most one probe per started cache period (2 s by default).
+      expect(probes).to.be.at.least(0).and.at.most(Math.ceil(elapsed / svc.config.healthCacheMs) + 1);
+      expect(probes).to.be.below(5);
+    } finally {
+      storage.check = original;
+    }
+  });
+
   it('reports the worker check failing (503) after the only worker is killed, and recovers when one starts', async function () {
     this.timeout(60_000);
     const victim = svc.workers[0];
@@ -73,6 +107,10 @@ describe('GET / and GET /health', () => {
     expect(down.res.body.failing).to.deep.equal(['worker']);
     expect(down.res.body.checks.worker.ok).to.equal(false);
     expect(down.res.body.checks.worker.error).to.match(/no live worker/);
+    const publicDown = await request(svc.url('/health'));
+    expect(publicDown.status).to.equal(503);
+    expect(publicDown.body.checks.worker).to.deep.equal({ ok: false });
+    expect(publicDown.body.failing).to.deep.equal(['worker']);
     // Heartbeat every 500 ms with a 1.5 s expiry in tests: well within the 30 s requirement.
     expect(down.elapsedMs).to.be.below(5_000);
     console.log(`      /health went 503 ${Math.round(down.elapsedMs)} ms after SIGKILL`);

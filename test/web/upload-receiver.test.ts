@@ -35,7 +35,7 @@ describe('receiveUpload (staging)', () => {
     });
     const app = express();
     app.post('/stage', (req, res) => {
-      receiveUpload(req, storage, { maxBytes: 10 * 1024 * 1024, durable: req.query.durable === '1' }).then(
+      receiveUpload(req, res, storage, { maxBytes: 10 * 1024 * 1024, durable: req.query.durable === '1' }).then(
         (received) => res.json(received),
         (err: Error) => res.status(400).json({ error: err.message }),
       );

@@ -74,7 +74,10 @@ describe('usage counters under concurrent uploads, deletes and serves', function
     const expectedStorage = remaining.reduce((s, [, size]) => s + size, 0);
     await svc.derivativesSettled(user.userId);
     const usage = await usageOf(svc, user.key);
-    expect({ storage_bytes: usage.storage_bytes, image_count: usage.image_count, bandwidth_bytes: usage.bandwidth_bytes }).to.deep.equal({
+    // Derivative bytes count toward storage: storage_bytes = originals + derivatives still stored.
+    const derivativeBytes = (await storedObjects(svc, user.userId)).filter((o) => o.key.includes('&v=')).reduce((s, o) => s + o.size, 0);
+    expect(usage.derivative_bytes).to.equal(derivativeBytes);
+    expect({ storage_bytes: usage.storage_bytes - derivativeBytes, image_count: usage.image_count, bandwidth_bytes: usage.bandwidth_bytes }).to.deep.equal({
       storage_bytes: expectedStorage,
       image_count: UPLOADS - DELETES,
       bandwidth_bytes: servedBytes,

@@ -4,7 +4,7 @@
 // original was not replaced or deleted meanwhile (see derivative-ledger.ts).
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
-import { renderDerivative } from '../../src/imaging/pipeline.js';
+import { RenderTimeoutError, renderDerivative } from '../../src/imaging/pipeline.js';
 import { classifyRenderFailure } from '../../src/imaging/render-failure.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-types.js';
 import { readIfPresent } from '../../src/storage/storage.js';
@@ -15,15 +15,22 @@ export function transformProcessor(ctx: ProcessorContext) {
     avifEffort: ctx.config.avifEffort,
     webpEffort: ctx.config.webpEffort,
     maxInputPixels: ctx.config.maxInputPixels,
+    timeoutSeconds: ctx.config.renderTimeoutSeconds,
   };
   return async (job: Job<TransformJobData, TransformResult>): Promise<TransformResult> => {
     const data = job.data;
     const source = await readIfPresent(ctx.storage, data.sourceKey);
     if (!source) throw new ServiceError('not_found', 'The image does not exist');
+    const watermark = data.plan.watermark ? await readIfPresent(ctx.storage, data.plan.watermark.sourceKey) : undefined;
+    if (data.plan.watermark && !watermark) throw new ServiceError('invalid_parameter', 'The watermark image no longer exists');
     let rendered;
     try {
-      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings));
+      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings, { watermark: watermark ?? undefined }));
     } catch (err) {
+      // Not retried (a retry would take as long): the caller is told what to change.
+      if (err instanceof RenderTimeoutError) {
+        throw new ServiceError('invalid_parameter', `The transformation took longer than the ${err.seconds} s render limit and was stopped; ask for a smaller output or lighter effects (blur, sharp, opt, PNG)`);
+      }
       // Internal failures (out of memory, transient libvips errors) go back to BullMQ, which
       // retries them; after the last attempt the caller gets 503. Input that cannot be rendered
       // is 422 at once (the guard makes it final).

@@ -6,6 +6,7 @@ import { originalMetadata, type OriginalEntry } from '../../src/catalog/original
 import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/usage.js';
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
+import { describeImage, type ImagePreview } from '../../src/imaging/preview.js';
 import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-types.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
@@ -24,7 +25,10 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
     try {
       // The front door hashed the file as it arrived; a staged object of another size is hashed anew.
       const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
-      const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256));
+      const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256, ctx.config.maxAnimatedFrames));
+      // ---- Preview step (issue 18): faces and placeholders, computed once per version. ----------
+      const preview = await ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, info.frames, ctx));
+      // ---- end of the preview step ----------------------------------------------------------------
       const existing = await findImage(catalog, data.userId, data.publicId);
       let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
@@ -52,8 +56,14 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         bytes: bytes.length,
         checksum: info.checksum,
         storageKey,
+        preview,
       };
-      await storage.put(storageKey, bytes, { contentType: info.contentType, metadata: originalMetadata(entry), sha256: info.checksum });
+      await storage.put(storageKey, bytes, {
+        contentType: info.contentType,
+        cacheControl: `public, max-age=${ctx.config.unversionedMaxAgeSeconds}, must-revalidate`,
+        metadata: originalMetadata(entry),
+        sha256: info.checksum,
+      });
       const { image, previous, settled } = await recordUpload(catalog, entry, { existing, heldBytes });
       // Settled: the hold went with the usage delta. Otherwise (a re-run) a hold may be left.
       if (!settled) await releaseStorageHold(catalog, data.userId, data.uploadId);
@@ -77,11 +87,26 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
   };
 }
 
+/**
+ * Faces and placeholders of the original. Best effort: an image the detector or the placeholder
+ * encoder cannot handle is still a valid upload (gravity=face then falls back to attention).
+ */
+async function previewOf(bytes: Buffer, maxInputPixels: number, frames: number, ctx: ProcessorContext): Promise<ImagePreview | null> {
+  try {
+    return await describeImage(bytes, maxInputPixels, frames);
+  } catch (err) {
+    ctx.log.warn({ err }, 'upload preview (faces, placeholders) failed; stored without it');
+    return null;
+  }
+}
+
 function toResult(
-  image: { _id: unknown; publicId: string; storageKey: string; bytes: number; contentType: string; format: string; width: number; height: number; checksum: string; projectId: unknown },
+  image: { _id: unknown; publicId: string; storageKey: string; bytes: number; contentType: string; format: string; width: number; height: number; checksum: string; projectId: unknown; version: string; preview?: ImagePreview | null },
   replaced: boolean,
 ): UploadFinalizeResult {
   return {
+    version: image.version,
+    preview: image.preview ?? null,
     imageId: String(image._id),
     publicId: image.publicId,
     storageKey: image.storageKey,

@@ -1,13 +1,16 @@
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
 
+/** Which route created a derivative: keyed API calls, public /cdn/{id}, or the demo route. */
+export type DerivativeOrigin = 'api' | 'public' | 'demo';
+
 export interface DerivativeDoc {
   _id: string; // the derivative's storage key (idempotent upsert target)
   userId: string;
   imageId: Types.ObjectId;
   bytes: number;
   contentType: string;
-  /** Which route created it; public /cdn/{id} derivatives are capped per image. */
-  origin: 'api' | 'public';
+  /** Which route created it; public /cdn/{id} and demo derivatives are capped per image, each on its own. */
+  origin: DerivativeOrigin;
   createdAt: Date;
 }
 

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import type { ImagePreview } from '../../imaging/preview.js';
 
 export interface ImageDoc {
   _id: Types.ObjectId; // imageId; ObjectIds grow with time, so _id order is upload order
@@ -18,6 +19,8 @@ export interface ImageDoc {
   uploadId: string;
   /** Usage delta of this version, present until applied (see catalog/images.ts recordUpload). */
   pendingUsage?: { opId: string; storageBytes: number; imageCount: number } | null;
+  /** Faces, placeholders and frame count, computed once by the finalize job (null: not available). */
+  preview?: ImagePreview | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -37,6 +40,7 @@ const imageSchema = new Schema<ImageDoc>(
     version: { type: String, required: true },
     uploadId: { type: String, required: true },
     pendingUsage: { type: { _id: false, opId: String, storageBytes: Number, imageCount: Number }, default: undefined },
+    preview: { type: Schema.Types.Mixed, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );

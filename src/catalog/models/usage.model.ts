@@ -12,6 +12,8 @@ export interface UsageDoc {
   storageBytes: number;
   imageCount: number;
   derivativeCount: number;
+  /** Bytes of stored derivatives: a part of storageBytes, shown on its own. */
+  derivativeBytes?: number;
   bandwidthBytes: number;
   transformations: number;
   ops: string[];
@@ -27,6 +29,7 @@ const usageSchema = new Schema<UsageDoc>(
     storageBytes: { type: Number, default: 0 },
     imageCount: { type: Number, default: 0 },
     derivativeCount: { type: Number, default: 0 },
+    derivativeBytes: { type: Number, default: 0 },
     bandwidthBytes: { type: Number, default: 0 },
     transformations: { type: Number, default: 0 },
     ops: { type: [String], default: [] },

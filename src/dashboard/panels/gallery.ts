@@ -15,7 +15,7 @@ export let selectedImage: ImageRecord | null = null;
 function card(img: ImageRecord): HTMLLIElement {
   const client = session.requireClient();
   const name = `${img.public_id}.${img.format === 'jpeg' ? 'jpg' : img.format}`;
-  const thumb = h('img', { src: client.publicImageUrl(img.imageId, { w: 320, h: 320, fit: 'cover', f: 'auto' }), alt: img.public_id, loading: 'lazy', width: 320, height: 320 });
+  const thumb = h('img', { src: client.publicImageUrl(img, { w: 320, h: 320, fit: 'cover', f: 'auto' }), alt: img.public_id, loading: 'lazy', width: 320, height: 320 });
   const open = h('button', { type: 'button', 'aria-label': `Open ${name} in the playground` }, 'Playground');
   const srcset = h('button', { type: 'button', 'aria-label': `Make a srcset of ${name}` }, 'Srcset');
   const del = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${name}` }, 'Delete');

@@ -59,8 +59,9 @@ function render(result: PassportResult): void {
           'tr',
           { 'data-check': c.name, 'data-passed': String(c.passed) },
           h('th', { scope: 'row' }, c.name.replace(/_/g, ' ')),
-          // Text, not only colour: "Pass" / "Fail".
-          h('td', { class: c.passed ? 'check-pass' : 'check-fail' }, c.passed ? '✓ Pass' : '✗ Fail'),
+          // Text, not only colour: "Pass" / "Fail" / "Warning" (a failed advisory check).
+          h('td', { class: c.passed ? 'check-pass' : c.severity === 'warning' ? 'check-warn' : 'check-fail' }, c.passed ? '✓ Pass' : c.severity === 'warning' ? '⚠ Warning' : '✗ Fail'),
+          h('td', {}, c.message),
           h('td', {}, c.value === null ? '—' : String(c.value)),
           h('td', {}, c.expected),
         ),
@@ -114,8 +115,14 @@ async function submit(): Promise<void> {
   try {
     const result = await (session.client ?? session.anonymous).passport.process(input, options);
     render(result);
-    const failed = result.checks.filter((c) => !c.passed).length;
-    setStatus(status, failed === 0 ? `Done: all ${result.checks.length} checks passed.` : `Done: ${failed} of ${result.checks.length} checks failed.`, failed === 0 ? 'ok' : 'info');
+    const failed = result.checks.filter((c) => !c.passed && c.severity !== 'warning').length;
+    const warned = result.checks.filter((c) => !c.passed && c.severity === 'warning').length;
+    const verdict = result.compliant ? 'compliant' : 'not compliant';
+    setStatus(
+      status,
+      `Done: ${verdict}. ${failed} of ${result.checks.length} checks failed, ${warned} warning(s).`,
+      result.compliant ? 'ok' : 'info',
+    );
   } catch (err) {
     const hint = err && typeof err === 'object' && 'status' in err && (err as { status: number }).status === 403 ? ' Ask the operator to add this origin to DEMO_ORIGINS, or paste the demo token.' : '';
     setStatus(status, errorText(err) + hint, 'error');

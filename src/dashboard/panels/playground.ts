@@ -22,6 +22,7 @@ function startValue(p: ParamDefinition): string {
 
 function rangeText(p: ParamDefinition): string {
   if (p.enum) return `One of ${p.enum.join(', ')}.`;
+  if (p.type === 'string') return p.example ? `For example ${p.example}.` : '';
   if (p.type === 'boolean') return 'On or off.';
   return `${p.minimum} to ${p.maximum}.`;
 }
@@ -43,7 +44,17 @@ function control(p: ParamDefinition): HTMLElement {
     });
     return h('div', { class: 'param', 'data-param': p.name }, h('span', { class: 'param-name' }, apply, name), select, h('span'), help);
   }
-  const step = p.type === 'integer' ? 1 : (STEP[p.name] ?? 0.1);
+  if (p.type === 'string') {
+    // Free-form values (crop, bg, preset, wm, v): a text field checked against the registry's pattern.
+    const text = h('input', { type: 'text', id: `pg-${p.name}`, pattern: p.pattern, placeholder: p.example ?? '', 'aria-label': `${p.name} value` });
+    text.addEventListener('input', () => {
+      if (text.value === '' || !text.checkValidity()) return;
+      apply.checked = true;
+      schedule();
+    });
+    return h('div', { class: 'param', 'data-param': p.name }, h('span', { class: 'param-name' }, apply, name), text, h('span'), help);
+  }
+  const step = p.type === 'integer' ? (p.multipleOf ?? 1) : (STEP[p.name] ?? 0.1);
   const value = startValue(p);
   const range = h('input', { type: 'range', id: `pg-${p.name}`, min: p.minimum, max: p.maximum, step, value, 'aria-label': `${p.name} slider` });
   const num = h('input', { type: 'number', id: `pg-${p.name}-value`, min: p.minimum, max: p.maximum, step, value, 'aria-label': `${p.name} value` });
@@ -69,6 +80,7 @@ function currentParams(): ImageParams {
     if (!apply.checked) continue;
     if (p.type === 'boolean') out[p.name] = true;
     else if (p.enum) out[p.name] = $<HTMLSelectElement>(`pg-${p.name}`).value;
+    else if (p.type === 'string') out[p.name] = $<HTMLInputElement>(`pg-${p.name}`).value;
     else out[p.name] = Number($<HTMLInputElement>(`pg-${p.name}`).value);
   }
   return out as ImageParams;
@@ -93,7 +105,9 @@ async function refresh(): Promise<void> {
   const url = client.imageUrl(src, params, 'preview');
   const imageId = select.selectedOptions[0]?.dataset.imageId;
   $<HTMLInputElement>('pg-url').value = url;
-  $<HTMLInputElement>('pg-public-url').value = imageId ? client.publicImageUrl(imageId, params) : '';
+  // The public URL names the image's version: immutable, and new after a replacement.
+  const version = select.selectedOptions[0]?.dataset.version;
+  $<HTMLInputElement>('pg-public-url').value = imageId ? client.publicImageUrl({ imageId, version }, params) : '';
   $<HTMLTextAreaElement>('pg-curl').value = `curl -H "X-API-Key: $PICTOR_KEY" -H "Accept: image/avif,image/webp" "${url}" -o preview`;
   const mine = ++sequence;
   setStatus(info, 'Rendering…');

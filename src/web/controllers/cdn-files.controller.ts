@@ -5,6 +5,7 @@ import { ServiceError } from '../../errors.js';
 import { isDerivativeKey } from '../../imaging/params.js';
 import { assertSafeKey } from '../../storage/storage.js';
 import { sendStoredImage } from '../services/image-responder.js';
+import { revalidatedCacheControl } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 export function cdnFilesController(deps: WebDeps, mountPath: string) {
@@ -21,7 +22,7 @@ export function cdnFilesController(deps: WebDeps, mountPath: string) {
     await sendStoredImage(deps, req, res, key, {
       ownerId: key.split('/')[0],
       // Derivative keys change whenever the original does, so they are immutable; originals can be replaced.
-      cacheControl: isDerivative ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
+      cacheControl: isDerivative ? 'public, max-age=31536000, immutable' : revalidatedCacheControl(deps),
     });
   };
 }

@@ -8,6 +8,7 @@ import { announceImageChange } from '../../catalog/image-changes.js';
 import { currentPeriod, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
 import { currentUser } from '../middleware/auth.js';
+import { imageDescription } from '../services/response-bodies.js';
 import { handleUpload } from '../services/upload-service.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -57,6 +58,7 @@ export function listImagesController(deps: WebDeps) {
         size: d.bytes,
         checksum: d.checksum,
         created_at: d.createdAt,
+        ...imageDescription(d),
       })),
       next_cursor: hasMore && page.length > 0 ? String(page[page.length - 1]._id) : null,
       has_more: hasMore,
@@ -108,6 +110,7 @@ export function usageController(deps: WebDeps) {
       storage_bytes: usage.storageBytes,
       image_count: usage.imageCount,
       derivative_count: usage.derivativeCount,
+      derivative_bytes: usage.derivativeBytes,
       bandwidth_bytes: usage.bandwidthBytes,
       transformations: usage.transformations,
       period_start: `${currentPeriod()}-01T00:00:00.000Z`,

@@ -3,10 +3,16 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import type { Config } from '../../config.js';
 import { ServiceError } from '../../errors.js';
-import { formatFromExtension, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
-import { currentUser } from '../middleware/auth.js';
+import type { AuthenticatedUser } from '../../catalog/api-keys.js';
+import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
+import { formatFromExtension, type TransformRequest } from '../../imaging/params.js';
+import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
+import { sameSecret } from '../monitoring/admin-auth.js';
+import { admitKeylessDerivative, capKeylessPlan } from '../services/keyless-limits.js';
+import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { sendStoredImage } from '../services/image-responder.js';
-import { ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import { applyClientHints, CLIENT_HINTS } from '../services/client-hints.js';
+import { derivativeCacheControl, ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -26,15 +32,21 @@ function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtensi
   return m ? formatFromExtension(m[1]) : undefined;
 }
 
-async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: 'api' | 'public') {
+async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: DerivativeOrigin, vary: string[] = []) {
   const outcome = await ensureDerivative(deps, prepared, origin);
   res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
   await sendStoredImage(deps, req, res, outcome.key, {
     ownerId: prepared.image.userId,
-    cacheControl: 'public, max-age=31536000, immutable',
+    cacheControl: derivativeCacheControl(deps, prepared),
     varyAccept: prepared.dependsOnAccept,
+    vary,
     object: outcome.object,
   });
+}
+
+/** Names of the query parameters the caller sent (the rest of res.locals.query are schema defaults). */
+function givenNames(req: Request): string[] {
+  return Object.keys(req.query as Record<string, unknown>);
 }
 
 function requireSrcRef(deps: WebDeps, src: string) {
@@ -53,16 +65,14 @@ export function imagePathController(deps: WebDeps) {
     const user = currentUser(res);
     const query = res.locals.query as SetBQuery & { src: string };
     const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)));
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), { given: givenNames(req) });
     await serveDerivative(deps, req, res, prepared, 'api');
   };
 }
 
-export const DEMO_MAX_SIDE = 2000;
-
 export function demoAllowed(config: Config, req: Request): boolean {
   const token = req.headers['x-demo-token'];
-  if (config.demoToken && typeof token === 'string' && token === config.demoToken) return true;
+  if (typeof token === 'string' && sameSecret(token, config.demoToken)) return true;
   const origins = [req.headers.origin, req.headers.referer].filter((v): v is string => typeof v === 'string');
   return origins.some((value) => {
     try {
@@ -73,57 +83,106 @@ export function demoAllowed(config: Config, req: Request): boolean {
   });
 }
 
-/** Output size of a resize plan on a width×height source (sharp's rules for one side or a box). */
-function resizedSize(width: number, height: number, plan: TransformPlan): [number, number] {
-  if (plan.width !== undefined && plan.height === undefined) return [plan.width, Math.round((height * plan.width) / width)];
-  if (plan.height !== undefined && plan.width === undefined) return [Math.round((width * plan.height) / height), plan.height];
-  if (plan.width === undefined || plan.height === undefined) return [width, height];
-  if (plan.fit !== 'inside' && plan.fit !== 'outside') return [plan.width, plan.height];
-  const pick = plan.fit === 'inside' ? Math.min : Math.max;
-  const scale = pick(plan.width / width, plan.height / height);
-  return [Math.round(width * scale), Math.round(height * scale)];
+/**
+ * Whether `src` lies under one of DEMO_SOURCES, judged on the parsed URL: same origin, and the
+ * path equal to a source's path or below it at a segment boundary. A path with dot segments
+ * (`..`, `.`, also as `%2e`) or encoded separators is refused outright: URL parsing resolves
+ * them, so the image found would not be the one the caller's string seems to name.
+ */
+export function demoSourceAllowed(src: string, sources: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(src);
+  } catch {
+    return false;
+  }
+  const rawPath = src.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*/i, '').split(/[?#]/)[0];
+  if (/\\|%2f|%5c/i.test(rawPath)) return false;
+  const dotSegment = rawPath.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+  if (dotSegment) return false;
+  return sources.some((source) => {
+    let prefix: URL;
+    try {
+      prefix = new URL(source);
+    } catch {
+      return false;
+    }
+    const base = prefix.pathname.replace(/\/+$/, '');
+    return url.origin === prefix.origin && (url.pathname === base || url.pathname.startsWith(base + '/'));
+  });
 }
 
-/** GET /image/demo/{path}: public demo, gated by token or origin, sources limited, output ≤ 2000 px. */
+/** GET /image/demo/{path}: public demo, gated by token or origin, sources limited, keyless limits, own per-image budget. */
 export function imageDemoController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     if (!demoAllowed(deps.config, req)) throw new ServiceError('forbidden', 'Demo access requires a valid X-Demo-Token or an allowed Origin/Referer');
     const query = res.locals.query as SetBQuery & { src: string };
-    if (!deps.config.demoSources.some((prefix) => query.src.startsWith(prefix.endsWith('/') ? prefix : prefix + '/'))) {
-      throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
-    }
+    if (!demoSourceAllowed(query.src, deps.config.demoSources)) throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
     const ref = requireSrcRef(deps, query.src);
     const image = await deps.images.byRef(ref.userId, ref.publicId);
     if (!image) throw new ServiceError('not_found', 'Image not found');
-    const capped = (plan: TransformPlan) => {
-      if (plan.width === undefined && plan.height === undefined) {
-        plan.width = DEMO_MAX_SIDE;
-        plan.height = DEMO_MAX_SIDE;
-        plan.fit = 'within';
-        return;
-      }
-      if (plan.width !== undefined) plan.width = Math.min(plan.width, DEMO_MAX_SIDE);
-      if (plan.height !== undefined) plan.height = Math.min(plan.height, DEMO_MAX_SIDE);
-      // One side alone keeps the aspect ratio and `outside` covers the box, so the other side can
-      // still pass the cap: then the largest image of the same aspect ratio within the cap.
-      const [w, h] = resizedSize(image.width, image.height, plan);
-      if (Math.max(w, h) > DEMO_MAX_SIDE) {
-        plan.width = DEMO_MAX_SIDE;
-        plan.height = DEMO_MAX_SIDE;
-        plan.fit = 'inside';
-      }
-    };
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), capped);
-    await serveDerivative(deps, req, res, prepared, 'public');
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), {
+      given: givenNames(req),
+      keyless: true,
+      adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
+    });
+    await serveKeyless(deps, req, res, prepared, 'demo', deps.config.demoDerivativesPerImage);
   };
+}
+
+/** Serves a keyless derivative: existing ones freely; a new one only within the image's budget for `origin`. */
+async function serveKeyless(
+  deps: WebDeps,
+  req: Request,
+  res: Response,
+  prepared: PreparedTransform,
+  origin: 'public' | 'demo',
+  budget: number,
+  beforeNew?: () => Promise<void>,
+  vary: string[] = [],
+) {
+  let release: (() => Promise<void>) | null = null;
+  if (!(await deps.derivatives.stat(prepared.key))) {
+    await beforeNew?.();
+    release = await admitKeylessDerivative(deps, prepared.image, prepared.key, origin, budget);
+  }
+  try {
+    await serveDerivative(deps, req, res, prepared, origin, vary);
+  } catch (err) {
+    // Not created after all: give the slot back.
+    await release?.();
+    throw err;
+  }
+}
+
+/** With PUBLIC_PRESETS_ONLY, the only parameters the keyless route takes. */
+const PRESETS_ONLY_ALLOWED = new Set(['preset', 'f', 'v']);
+
+/**
+ * The caller of /cdn/{id} who may skip the keyless limits: the image's owner, by X-API-Key or by
+ * a signature of the query (with `src` = the image id). A wrong key or signature is 401; another
+ * user's valid key is simply keyless.
+ */
+async function ownerCredentialOf(req: Request, keys: KeyCache, image: ImageDoc): Promise<boolean> {
+  const key = apiKeyOf(req);
+  const raw = req.query as Record<string, string | undefined>;
+  let user: AuthenticatedUser | null = null;
+  if (key) {
+    user = await keys.lookup(key);
+    if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+  } else if (isSignedQuery(raw)) {
+    user = await verifySignedQuery(keys, { ...raw, src: String(image._id) } as typeof raw & { kid: string; sig: string });
+  }
+  return user !== null && user.userId === image.userId;
 }
 
 /**
  * GET /cdn/{image_id}: public by design (the spec declares no key). Existing derivatives are
- * served freely, like files behind a CDN; creating new ones (and asking for unknown images) is
- * rate-limited per IP (`limit`, PUBLIC_RATE_LIMIT_PER_MIN) and capped per image.
+ * served freely, like files behind a CDN. Without the owner's key or signature, outputs are
+ * capped (no side above the original's or KEYLESS_MAX_SIDE) and creating new ones (and asking
+ * for unknown images) is rate-limited per IP (`limit`, PUBLIC_RATE_LIMIT_PER_MIN) and capped per image.
  */
-export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number, limit: RequestHandler) {
+export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: RequestHandler) {
   const consume = (req: Request, res: Response) =>
     new Promise<void>((resolve, reject) => {
       void limit(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()));
@@ -136,47 +195,28 @@ export function cdnServeController(deps: WebDeps, maxPublicDerivatives: number, 
       await consume(req, res);
       throw err;
     }
-    const query = res.locals.query as SetBQuery;
-    const prepared = prepareTransform(image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B'));
-    let admitted: string | null = null;
-    if (!(await deps.derivatives.stat(prepared.key))) {
-      await consume(req, res);
-      admitted = await admitPublicDerivative(deps, image, prepared.key, maxPublicDerivatives);
+    let query = res.locals.query as SetBQuery;
+    const given = givenNames(req);
+    const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
+    if (await ownerCredentialOf(req, keys, image)) {
+      await serveDerivative(deps, req, res, await prepareTransform(deps, image, 'B', query, negotiation, { given }), 'api');
+      return;
     }
-    try {
-      await serveDerivative(deps, req, res, prepared, 'public');
-    } catch (err) {
-      // Not created after all: give the slot back.
-      if (admitted) await deps.redis.srem(admitted, prepared.key).catch(() => undefined);
-      throw err;
+    let vary: string[] = [];
+    if (deps.config.publicPresetsOnly) {
+      const refused = given.filter((name) => !PRESETS_ONLY_ALLOWED.has(name));
+      if (refused.length > 0) throw new ServiceError('forbidden', `This service answers /cdn/{id} with presets only (preset, f, v); not allowed: ${refused.join(', ')}`);
+    } else {
+      res.setHeader('Accept-CH', CLIENT_HINTS.join(', '));
+      const hinted = applyClientHints(req, query, image);
+      query = hinted.query;
+      vary = hinted.used;
     }
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiation, {
+      given: [...given, ...(vary.length ? ['w', 'dpr'] : [])],
+      keyless: true,
+      adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
+    });
+    await serveKeyless(deps, req, res, prepared, 'public', deps.config.publicDerivativesPerImage, () => consume(req, res), vary);
   };
-}
-
-// Admits a new public derivative atomically (a count-then-create lets concurrent requests for
-// different sizes all pass). KEYS[1]: recent admissions of the image; ARGV: the derivative key,
-// the cap, its TTL, then the keys of the image's public derivatives already in the catalog. The
-// union of both is what counts: a derivative finished after the catalog read is still in the set.
-const ADMIT_PUBLIC_DERIVATIVE = `
-local known, n = {}, 0
-for i = 4, #ARGV do if not known[ARGV[i]] then known[ARGV[i]] = true; n = n + 1 end end
-if known[ARGV[1]] or redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do if not known[k] then known[k] = true; n = n + 1 end end
-if n >= tonumber(ARGV[2]) then return 0 end
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1`;
-
-/** Returns the Redis set the key was admitted to, or throws 403 when the image is at its cap. */
-async function admitPublicDerivative(deps: WebDeps, image: ImageDoc, key: string, max: number): Promise<string> {
-  const refuse = (count: number) =>
-    new ServiceError('forbidden', `This image already has ${count} public derivatives (limit ${max}); use an existing size or an API key`);
-  const existing = await deps.catalog.derivatives.find({ imageId: image._id, origin: 'public' }, { _id: 1 }).limit(max).lean();
-  if (existing.length >= max) throw refuse(existing.length);
-  const setKey = `pictor:pubderiv:${String(image._id)}:${image.version}`;
-  // Kept well past a job's time limit, so every admitted derivative is in the catalog by then.
-  const ttlSeconds = Math.max(600, Math.ceil((2 * deps.config.jobTimeoutMs) / 1000));
-  const ok = await deps.redis.eval(ADMIT_PUBLIC_DERIVATIVE, 1, setKey, key, String(max), String(ttlSeconds), ...existing.map((d) => d._id));
-  if (ok !== 1) throw refuse(max);
-  return setKey;
 }

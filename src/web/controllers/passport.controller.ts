@@ -15,8 +15,11 @@ import { compile, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 import { demoAllowed } from './image.controller.js';
 
+/** The spec's default country, for both demo routes (ajv validates but does not fill defaults here). */
+const DEFAULT_COUNTRY = passportUploadFields.properties.country.default;
+
 interface PassportParams {
-  country: string;
+  country?: string;
   include_print_sheet?: boolean;
   remove_bg?: boolean;
   enhance?: boolean;
@@ -63,7 +66,7 @@ async function runPassport(deps: WebDeps, req: Request, res: Response, stagingKe
       {
         requestId,
         stagingKey,
-        country: params.country,
+        country: params.country ?? DEFAULT_COUNTRY,
         removeBackground: params.remove_bg ?? true,
         enhance: params.enhance ?? true,
         includePrintSheet: params.include_print_sheet ?? false,
@@ -136,7 +139,7 @@ export function passportUploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     assertDemoAllowed(deps, req);
     // Answered only after the job (no async mode): the staged photo need not reach the disk.
-    const received = await receiveUpload(req, deps.storage, { maxBytes: deps.config.maxUploadBytes, durable: false });
+    const received = await receiveUpload(req, res, deps.storage, { maxBytes: deps.config.maxUploadBytes, durable: false });
     const checked = uploadFields.check({ ...received.fields }, 'body');
     if (!checked.ok) {
       await deps.storage.delete(received.stagingKey).catch(() => undefined);

@@ -3,20 +3,22 @@ import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
 import type { TransformRequest } from '../../imaging/params.js';
-import { signedTransformUrl, verifyQuery } from '../../imaging/signing.js';
+import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
 import { sendStoredImage } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
+import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { transformBody } from '../services/response-bodies.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
-import { ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
+import { imageDescription } from '../services/response-bodies.js';
+import { derivativeCacheControl, ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
 const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
-const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number; sizes?: string }>(srcsetQuery);
+const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number; sizes?: string; ttl?: number }>(srcsetQuery);
 
 export function uploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
@@ -47,9 +49,8 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     if (key) {
       user = await keys.lookup(key);
       if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
-    } else if (typeof rawQuery.sig === 'string' && typeof rawQuery.kid === 'string') {
-      user = await keys.byKeyId(rawQuery.kid);
-      if (!user || !verifyQuery(rawQuery, user.secret, rawQuery.sig)) throw new ServiceError('unauthorized', 'Invalid or tampered URL signature');
+    } else if (isSignedQuery(rawQuery)) {
+      user = await verifySignedQuery(keys, rawQuery);
       signed = true;
     } else {
       throw new ServiceError('unauthorized', 'Missing API key (send X-API-Key) or URL signature');
@@ -59,14 +60,16 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`);
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     const accept = req.headers.accept ?? '';
-    const prepared = prepareTransform(image, 'A', query, negotiationFor(image, accept, 'A'));
+    const given = Object.keys(rawQuery);
+    const prepared = await prepareTransform(deps, image, 'A', query, negotiationFor(image, accept, 'A'), { given });
     if (signed) {
       // A browser: negotiate from its Accept header (not the JSON default) and send bytes.
-      const forBrowser = prepareTransform(image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false });
+      const forBrowser = await prepareTransform(deps, image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false }, { given });
       const outcome = await ensureDerivative(deps, forBrowser, 'api');
       await sendStoredImage(deps, req, res, outcome.key, {
         ownerId: image.userId,
-        cacheControl: 'public, max-age=31536000, immutable',
+        // Immutable only when the signed URL names the version (srcset URLs do).
+        cacheControl: derivativeCacheControl(deps, forBrowser),
         varyAccept: forBrowser.dependsOnAccept,
         object: outcome.object,
       });
@@ -74,6 +77,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     if (prepared.dependsOnAccept) res.setHeader('Vary', 'Accept');
     if (wantsAsync(req) && !(await deps.derivatives.stat(prepared.key))) {
+      await deps.limits.assertMayTransform(image.userId);
       const { jobId, data } = transformJob(prepared, 'api');
       await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
       const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;
@@ -90,20 +94,21 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
 const MAX_SRCSET_WIDTHS = 20;
 
 export function srcsetController(deps: WebDeps) {
-  return (req: Request, res: Response) => {
+  return async (req: Request, res: Response) => {
     const user = currentUser(res);
     const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
     if (!checked.ok) {
       const issue = checked.issues[0];
       throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
     }
-    const { src, f = 'auto', q = 80, sizes } = checked.value;
+    const { src, f = 'auto', q = 80, sizes, ttl } = checked.value;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
       throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`);
     }
-    if (ref.userId !== user.userId) throw new ServiceError('not_found', 'Image not found');
+    // The URLs name the original's version: immutable, and changed by a replacement.
+    const image = await findOwnedImageByRef(deps, user.userId, ref);
     // `w=` given but empty is an empty list (400), not "use the default widths".
     const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
     if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
@@ -111,12 +116,15 @@ export function srcsetController(deps: WebDeps) {
     }
     const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };
-    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q }, credential));
+    // With ttl the URLs carry a signed expiry; without it they stay valid until the key is revoked.
+    const exp = ttl !== undefined ? Math.floor(Date.now() / 1000) + ttl : undefined;
+    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q, v: image.version, exp }, credential));
     const largest = Math.max(...widths);
     res.json({
       srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),
       sizes: sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
       default: urls[Math.floor((widths.length - 1) / 2)],
+      ...imageDescription(image),
     });
   };
 }

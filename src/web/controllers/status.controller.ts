@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { liveWorkers } from '../../jobs/worker-heartbeat.js';
+import { adminCredentialOf, isAdminToken } from '../monitoring/admin-auth.js';
 import type { WebDeps } from '../web-deps.js';
 
 export const SERVICE_VERSION = '0.0.1';
@@ -42,21 +43,49 @@ async function timed(check: () => Promise<unknown>, timeoutMs = 2000): Promise<{
   }
 }
 
+type CheckResult = Awaited<ReturnType<typeof timed>>;
+
+/**
+ * The storage probe writes and fsyncs a file: its result is reused for `cacheMs`, and callers
+ * arriving while one runs share it, so /health cannot make the service fsync without bound.
+ */
+class CachedProbe {
+  private last: { at: number; result: Promise<CheckResult> } | null = null;
+  constructor(
+    private readonly probe: () => Promise<CheckResult>,
+    private readonly cacheMs: number,
+  ) {}
+
+  run(): Promise<CheckResult> {
+    const now = Date.now();
+    if (!this.last || now - this.last.at >= this.cacheMs) this.last = { at: now, result: this.probe() };
+    return this.last.result;
+  }
+}
+
+/**
+ * GET /health. The public answer is status only: ok or failing per component. Latencies, worker
+ * processes (host:pid) and error texts (which can name hosts and paths) are shown only with the
+ * admin credential (ADMIN_TOKEN, as for /metrics).
+ */
 export function healthController(deps: WebDeps) {
-  return async (_req: Request, res: Response) => {
+  const storageProbe = new CachedProbe(() => timed(() => deps.storage.check()), deps.config.healthCacheMs);
+  return async (req: Request, res: Response) => {
     const [redis, catalog, storage, workers] = await Promise.all([
       timed(() => deps.redis.ping().then(() => undefined)),
       timed(() => deps.catalog.ping()),
-      timed(() => deps.storage.check()),
+      storageProbe.run(),
       timed(async () => {
         const live = await liveWorkers(deps.redis);
         if (live.length === 0) throw new Error('no live worker process (none sent a heartbeat recently)');
         return { count: live.length, processes: live.map((w) => ({ id: w.id, queues: w.queues, concurrency: w.concurrency })) };
       }),
     ]);
-    const checks = { redis, catalog, storage, worker: workers };
+    const checks: Record<string, CheckResult> = { redis, catalog, storage, worker: workers };
     const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name]) => name);
+    const admin = isAdminToken(adminCredentialOf(req), deps.config.adminToken);
+    const shown = admin ? checks : Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { ok: c.ok }]));
     res.setHeader('Cache-Control', 'no-store');
-    res.status(failing.length === 0 ? 200 : 503).json({ status: failing.length === 0 ? 'ok' : 'unhealthy', version: SERVICE_VERSION, failing, checks });
+    res.status(failing.length === 0 ? 200 : 503).json({ status: failing.length === 0 ? 'ok' : 'unhealthy', version: SERVICE_VERSION, failing, checks: shown });
   };
 }

@@ -12,11 +12,32 @@ export function toServiceError(err: unknown): ServiceError {
   // body-parser errors (invalid JSON, too large)
   if (e?.type === 'entity.too.large') return new ServiceError('too_large', 'Request body too large');
   if (e?.type === 'entity.parse.failed') return new ServiceError('bad_request', 'Request body is not valid JSON');
+  const clientError = bodyReadError(err);
+  if (clientError) return clientError;
   // A key the store refuses or does not have is, to a caller, simply not there.
   if (err instanceof StorageNotFoundError || err instanceof InvalidStorageKeyError) return new ServiceError('not_found', 'Not found');
   if (err instanceof StorageUnavailableError) return new ServiceError('unavailable', 'Storage is unavailable; retry shortly', { retryAfterSeconds: 5 });
   if (isInfrastructureError(e)) return new ServiceError('unavailable', 'A backing service is unavailable; retry shortly', { retryAfterSeconds: 5 });
   return new ServiceError('internal', 'Internal server error');
+}
+
+/**
+ * The body parser's refusals of what the client sent (an unsupported charset or Content-Encoding,
+ * a body that does not decode, a length that does not match, a client that went away) carry a 4xx
+ * status: they are the client's mistake, answered in the route's shape, never a 500.
+ */
+function bodyReadError(err: unknown): ServiceError | null {
+  const e = err as { status?: unknown; expose?: unknown; type?: unknown; code?: unknown; message?: string };
+  if (e?.type === 'charset.unsupported') return new ServiceError('unsupported_type', 'Unsupported charset: send the JSON body as UTF-8');
+  if (e?.type === 'encoding.unsupported') return new ServiceError('unsupported_type', 'Unsupported Content-Encoding: send the body uncompressed, gzip, deflate or br');
+  if (e?.type === 'request.aborted') return new ServiceError('bad_request', 'The client closed the request before the body was complete');
+  if (e?.type === 'request.size.invalid') return new ServiceError('bad_request', 'Request body length does not match Content-Length');
+  // zlib's errors surface when a body declared as compressed does not decode.
+  if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('bad_request', 'Request body does not match its Content-Encoding');
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) {
+    return new ServiceError(e.status === 413 ? 'too_large' : e.status === 415 ? 'unsupported_type' : 'bad_request', 'Request body could not be read: ' + (e.message ?? 'bad request'));
+  }
+  return null;
 }
 
 function isInfrastructureError(e: { name?: string; message?: string; code?: string } | undefined): boolean {

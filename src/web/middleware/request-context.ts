@@ -6,6 +6,13 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
 const INCOMING_ID = /^[\w.-]{1,100}$/;
+/** Query values that are credentials: a logged signature would be a working URL for anyone reading logs. */
+const SECRET_QUERY = /([?&](?:sig|token|api_key)=)[^&#]*/gi;
+
+/** The request URL as logged: signature values replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  return url.includes('=') ? url.replace(SECRET_QUERY, '$1[redacted]') : url;
+}
 /** Probes and scrapes every few seconds would drown the request log. */
 const QUIET_PATHS = new Set(['/health', '/metrics']);
 
@@ -31,8 +38,8 @@ export function requestContext(log: Logger) {
     if (!QUIET_PATHS.has(req.url)) {
       const started = performance.now();
       const method = req.method;
-      const url = req.url;
-      // Headers are not logged, so keys never reach the logs.
+      const url = redactUrl(req.url);
+      // Headers are not logged, so keys never reach the logs; signatures in the query are redacted.
       res.once('close', () => {
         const status = res.statusCode;
         const line = { req: { id, method, url }, res: { statusCode: status }, responseTime: Math.round(performance.now() - started) };

@@ -20,13 +20,15 @@ export function adminCredentialOf(req: Request): string | undefined {
   return undefined;
 }
 
-/** Constant-time comparison (hashing first makes the lengths equal). */
-export function isAdminToken(given: string | undefined, token: string): boolean {
-  if (!token || given === undefined) return false;
+/** Constant-time comparison of a given credential with the configured one (hashing first makes the lengths equal); an empty configured one matches nothing. */
+export function sameSecret(given: string | undefined, expected: string): boolean {
+  if (!expected || given === undefined) return false;
   const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(token).digest();
+  const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
 }
+
+export const isAdminToken = sameSecret;
 
 /** 401 (set B shape) without the credential; `token` must be non-empty (callers decide what empty means). */
 export function requireAdmin(token: string) {

@@ -2,7 +2,7 @@
 // with (src/web/schemas/*, themselves generated from the parameter registry for transforms):
 // parameters, bodies and responses are derived from those objects, never listed a second time.
 // test/web/openapi.test.ts checks it against the Express routes in both directions.
-import { TRANSFORM_PARAMS } from '../../imaging/params.js';
+import { SIGNED_NAMES } from '../../imaging/signing-core.js';
 import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { passportUploadFields, passportUrlQuery } from '../schemas/passport.schemas.js';
 import { demoHeaders, fileField, publicIdProperty, requestModeHeaders, requestModeQuery, setAUploadQuery } from '../schemas/request-extras.schemas.js';
@@ -69,7 +69,10 @@ const json = (name: string, description = 'OK') => ({ description, content: { 'a
 const binaryImage = { type: 'string', format: 'binary' };
 const imageHeaders = {
   ETag: { schema: { type: 'string' } },
-  'Cache-Control': { schema: { type: 'string' }, description: 'Derivatives: public, max-age=31536000, immutable; originals: 5 minutes' },
+  'Cache-Control': {
+    schema: { type: 'string' },
+    description: 'URLs naming the version (`v`, and derivative files): public, max-age=31536000, immutable; unversioned URLs and originals: public, max-age=UNVERSIONED_MAX_AGE (60 s), must-revalidate (ETag)',
+  },
   'X-Cache': { schema: { type: 'string', enum: ['HIT', 'MISS'] }, description: 'HIT: the derivative existed; MISS: a worker made it for this request' },
 };
 function imageResponses(description: string, cacheHeader = true): Json {
@@ -83,14 +86,14 @@ function imageResponses(description: string, cacheHeader = true): Json {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request (missing file, bad URL parameters, invalid public_id or JSON)',
+  400: 'Bad request (set A: missing file; malformed multipart, a second file, a form field too long, bad URL parameters, invalid public_id or JSON, a body that does not match its Content-Encoding)',
   401: 'Invalid, revoked or missing API key; unsigned or tampered signed URL',
   403: 'Forbidden (demo gate, storage quota, public derivative cap, default project)',
   404: 'Not found (also for other users’ resources)',
   409: 'Conflict (project slug exists)',
-  413: 'Too large (upload over MAX_UPLOAD_BYTES or the plan limit, image over MAX_INPUT_PIXELS)',
-  415: 'Unsupported or corrupt image (decided by the bytes)',
-  422: 'A parameter out of range or of the wrong type, or an unprocessable image',
+  413: 'Too large (upload over MAX_UPLOAD_BYTES or the plan limit, image over MAX_INPUT_PIXELS, JSON body over 100 kB)',
+  415: 'Unsupported or corrupt image (decided by the bytes); a JSON body in a charset other than UTF-8 or an unknown Content-Encoding',
+  422: 'A parameter out of range or of the wrong type (set B: also a missing `file`), or an unprocessable image',
   429: 'Per-IP rate limit (Retry-After)',
   503: 'A backing service is unavailable or the queue is full (Retry-After)',
   504: 'The job did not finish within JOB_TIMEOUT_MS (the message names the job id)',
@@ -122,14 +125,14 @@ interface Operation {
   responses: Json;
 }
 
-/** Order of the signed parameters (src/imaging/signing.ts): src, the registry's parameters, kid. */
-const SIGNED_ORDER = ['src', ...TRANSFORM_PARAMS.map((p) => p.name), 'kid'].join(', ');
+/** Order of the signed parameters (src/imaging/signing-core.ts): src, the registry's parameters, exp, kid. */
+const SIGNED_ORDER = SIGNED_NAMES.join(', ');
 
 const INFO_DESCRIPTION = `Pictor: image upload, on-the-fly transformation, responsive srcset, projects and usage, and passport photos.
 
 **Authentication.** Send your API key in the \`X-API-Key\` header (use **Authorize** above, then *Try it out*). Keys are created with \`npm run keys -- create\`.
 
-**Signed URLs.** Browsers send no header, so \`GET /transform\` also accepts a signed URL: \`kid\` (the credential id) and \`sig\` = base64url(HMAC-SHA256(API secret, canonical query)). The canonical query is \`name=encodeURIComponent(value)\` pairs joined by \`&\` for \`src\`, the transform parameters and \`kid\`, in registry order (\`${SIGNED_ORDER}\`), omitting absent ones. \`GET /generate/srcset\` returns such URLs; a signed request answers with the image bytes.
+**Signed URLs.** Browsers send no header, so \`GET /transform\` also accepts a signed URL: \`kid\` (the credential id) and \`sig\` = base64url(HMAC-SHA256(API secret, canonical query)). The canonical query is \`name=encodeURIComponent(value)\` pairs joined by \`&\` for \`src\`, the transform parameters, \`exp\` and \`kid\`, in registry order (\`${SIGNED_ORDER}\`), omitting absent ones. An optional \`exp\` (Unix seconds) makes the URL expire (403 after it). \`GET /generate/srcset\` returns such URLs (\`ttl\` seconds sets their \`exp\`); a signed request answers with the image bytes.
 
 **Two path sets.** Set A (\`/upload\`, \`/transform\`, \`/generate/srcset\`) answers errors as \`{type, msg, status_code}\`; every other route answers \`{detail: "…"}\`, or 422 \`{detail: [{loc, msg, type}]}\` listing every invalid input.
 
@@ -249,7 +252,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'deleteImages',
     security: API_KEY,
     requestBody: jsonBody(deleteImagesBody),
-    responses: { '200': json('DeleteImagesResult'), ...errors('B', [400, 401, 422]) },
+    responses: { '200': json('DeleteImagesResult'), ...errors('B', [400, 401, 413, 415, 422]) },
   });
   add('/cdn/usage', 'get', {
     tags: ['Set B: CDN'],
@@ -269,7 +272,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
   add('/cdn/{image_id}', 'get', {
     tags: ['Set B: CDN'],
     summary: 'Serve an optimized image (public)',
-    description: `Public (the spec declares no key). Existing derivatives are always served; new ones are capped per image (PUBLIC_DERIVATIVES_PER_IMAGE) and the route is rate-limited per IP.`,
+    description: `Public (the spec declares no key). Existing derivatives are always served; new ones are capped per image (PUBLIC_DERIVATIVES_PER_IMAGE) and the route is rate-limited per IP. Without w and dpr, the client hints Sec-CH-Width/Width and Sec-CH-DPR/DPR are honoured (Accept-CH, Vary). With PUBLIC_PRESETS_ONLY=true only preset, f and v are accepted (403 otherwise). A \`v\` naming a replaced version answers 404.`,
     operationId: 'cdnServe',
     security: NO_AUTH,
     parameters: [pathParameter('image_id', 'imageId'), ...parametersOf(setBServeQuery, 'query')],
@@ -284,7 +287,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'createProject',
     security: API_KEY,
     requestBody: jsonBody(createProjectBody),
-    responses: { '200': json('Project'), ...errors('B', [400, 401, 409, 422]) },
+    responses: { '200': json('Project'), ...errors('B', [400, 401, 409, 413, 415, 422]) },
   });
   add('/cdn/projects', 'patch', {
     tags: ['Projects'],
@@ -292,7 +295,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'updateProject',
     security: API_KEY,
     requestBody: jsonBody(updateProjectBody),
-    responses: { '200': json('Project'), ...errors('B', [400, 401, 403, 404, 409, 422]) },
+    responses: { '200': json('Project'), ...errors('B', [400, 401, 403, 404, 409, 413, 415, 422]) },
   });
   add('/cdn/projects', 'delete', {
     tags: ['Projects'],
@@ -301,7 +304,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     operationId: 'deleteProject',
     security: API_KEY,
     requestBody: jsonBody(deleteProjectBody),
-    responses: { '200': json('DeleteProjectResult'), ...errors('B', [400, 401, 403, 404, 422]) },
+    responses: { '200': json('DeleteProjectResult'), ...errors('B', [400, 401, 403, 404, 413, 415, 422]) },
   });
 
   // ── Plans ──

@@ -12,7 +12,7 @@ import { createProjectBody, deleteImagesBody, deleteProjectBody, listImagesQuery
 import { setBServeQuery, setBTransformQuery } from '../schemas/transform.schemas.js';
 import type { WebDeps } from '../web-deps.js';
 
-const CASE_INSENSITIVE = ['f', 'fit'];
+const CASE_INSENSITIVE = ['f', 'fit', 'gravity', 'flip', 'wm_gravity'];
 
 export function setBRoutes(deps: WebDeps, keys: KeyCache): Router {
   const router = Router();
@@ -46,7 +46,7 @@ export function setBRoutes(deps: WebDeps, keys: KeyCache): Router {
   router.get(
     '/cdn/:image_id',
     validateSetB({ query: setBServeQuery, lowerCaseQuery: CASE_INSENSITIVE }),
-    cdnServeController(deps, deps.config.publicDerivativesPerImage, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
+    cdnServeController(deps, keys, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
   );
   return router;
 }

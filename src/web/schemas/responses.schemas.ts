@@ -52,6 +52,19 @@ export const setBValidationError = {
 
 // ── Set A ───────────────────────────────────────────────────────────────────────────────────
 
+/** What the finalize job learnt about an original (docs/transformations.md): in upload, listing and srcset answers. */
+export const imageDescriptionProperties = {
+  version: { type: 'string', description: "The original's version: pass it as `v` for immutable derivative URLs (srcset URLs carry it)" },
+  thumbhash: { type: ['string', 'null'], description: 'ThumbHash placeholder (base64); null for images stored before placeholders existed' },
+  dominant_color: { type: ['string', 'null'], pattern: '^#[0-9a-f]{6}$', description: 'Dominant colour `#rrggbb`' },
+  lqip: { type: ['string', 'null'], maxLength: 1024, description: 'Tiny blurred preview, `data:image/webp;base64,…` (at most 1 kB)' },
+  faces: {
+    type: 'array',
+    description: 'Face boxes found at upload, 0-1 of the auto-oriented image (used by gravity=face)',
+    items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' } }, required: ['x', 'y', 'w', 'h'] },
+  },
+};
+
 /** Upload result (spec 2.1); `cdn_url` repeats `public_url` (the spec's worked examples use that name). */
 export const uploadResultA = {
   $id: 'UploadResult',
@@ -63,6 +76,7 @@ export const uploadResultA = {
     cdn_url: url,
     size: bytes,
     content_type: { type: 'string', default: 'image/webp' },
+    ...imageDescriptionProperties,
   },
   required: ['success', 'error', 'public_url', 'size', 'content_type'],
 };
@@ -105,6 +119,7 @@ export const srcsetResult = {
     srcset: { type: 'string', default: '', description: 'Comma-separated `<signed transform URL> <width>w` entries, in the order of `w`' },
     sizes: { type: 'string', default: '' },
     default: { ...url, description: 'Fallback URL: the middle width (index floor((n-1)/2))' },
+    ...imageDescriptionProperties,
   },
   required: ['srcset', 'sizes', 'default'],
 };
@@ -169,6 +184,7 @@ export const imageListResult = {
           size: bytes,
           checksum: { type: 'string' },
           created_at: dateTime,
+          ...imageDescriptionProperties,
         },
         required: ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'created_at'],
       },
@@ -193,9 +209,10 @@ export const usageResult = {
   $id: 'Usage',
   type: 'object',
   properties: {
-    storage_bytes: bytes,
+    storage_bytes: { ...bytes, description: 'Originals and derivatives' },
     image_count: { type: 'integer' },
     derivative_count: { type: 'integer' },
+    derivative_bytes: { ...bytes, description: 'The part of storage_bytes taken by derivatives' },
     bandwidth_bytes: { ...bytes, description: 'This calendar month (UTC)' },
     transformations: { type: 'integer', description: 'This calendar month (UTC)' },
     period_start: dateTime,
@@ -323,10 +340,18 @@ export const passportResult = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { name: { type: 'string' }, passed: { type: 'boolean' }, value: { type: ['number', 'string', 'null'] }, expected: { type: 'string' } },
-        required: ['name', 'passed', 'value', 'expected'],
+        properties: {
+          name: { type: 'string' },
+          passed: { type: 'boolean' },
+          value: { type: ['number', 'string', 'null'] },
+          expected: { type: 'string' },
+          severity: { type: 'string', enum: ['error', 'warning'], description: "'error': a failure makes the photo non-compliant; 'warning': advisory" },
+          message: { type: 'string', description: 'What was found, in a plain sentence' },
+        },
+        required: ['name', 'passed', 'value', 'expected', 'severity', 'message'],
       },
     },
+    compliant: { type: 'boolean', description: "Every check of severity 'error' passed (a cut crown, closed or hidden eyes, glasses where forbidden, … make it false)" },
     warnings: { type: 'array', items: { type: 'string' } },
   },
   required: ['success', 'country', 'photo', 'print_sheet', 'face', 'measurements', 'checks', 'warnings'],
@@ -348,8 +373,9 @@ export const rootResult = {
 
 const healthCheck = {
   type: 'object',
+  description: 'Public callers get `ok` only; latency, error text and detail (worker processes) need the admin credential',
   properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' }, detail: {} },
-  required: ['ok', 'latency_ms'],
+  required: ['ok'],
 };
 
 export const healthResult = {

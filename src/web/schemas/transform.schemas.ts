@@ -5,7 +5,10 @@ function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> 
   const s: Record<string, unknown> = { type: p.type, description: p.description };
   if (p.minimum !== undefined) s.minimum = p.minimum;
   if (p.maximum !== undefined) s.maximum = p.maximum;
+  if (p.multipleOf !== undefined) s.multipleOf = p.multipleOf;
   if (p.enum) s.enum = [...p.enum];
+  if (p.pattern !== undefined) s.pattern = p.pattern;
+  if (p.example !== undefined) s.examples = [p.example];
   const def = set === 'A' ? p.defaultA : p.defaultB;
   if (def !== undefined) s.default = def;
   return s;
@@ -21,6 +24,7 @@ export const srcProperty = { type: 'string', minLength: 1, maxLength: 2083, desc
 export const signatureProperties = {
   kid: { type: 'string', maxLength: 64, description: 'Credential id that signed the URL' },
   sig: { type: 'string', maxLength: 128, description: 'HMAC-SHA256 (base64url) of the canonical parameters with the API secret' },
+  exp: { type: 'integer', minimum: 0, maximum: 99_999_999_999, description: 'Expiry of a signed URL (Unix seconds), signed with the rest; 403 after it' },
 };
 
 export const setATransformQuery = {
@@ -40,8 +44,12 @@ export const setBTransformQuery = {
 export const setBServeQuery = {
   $id: 'SetBServeQuery',
   type: 'object',
-  properties: transformParamProperties('B'),
+  // A signature (the owner's kid, sig over the parameters with src = the image id) lifts the keyless limits.
+  properties: { ...transformParamProperties('B'), ...signatureProperties },
 };
+
+/** Longest lifetime a srcset's signed URLs can be given (one year). */
+export const SIGNED_URL_MAX_TTL_SECONDS = 365 * 24 * 3600;
 
 export const srcsetQuery = {
   $id: 'SrcsetQuery',
@@ -52,6 +60,7 @@ export const srcsetQuery = {
     f: transformParamProperties('A').f,
     q: transformParamProperties('A').q,
     sizes: { type: 'string', maxLength: 1000 },
+    ttl: { type: 'integer', minimum: 1, maximum: SIGNED_URL_MAX_TTL_SECONDS, description: 'Seconds the returned signed URLs stay valid (their exp); without it they do not expire' },
   },
   required: ['src'],
 };

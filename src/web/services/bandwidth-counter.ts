@@ -32,6 +32,11 @@ export class BandwidthCounter {
     }
   }
 
+  /** Bytes counted for the owner in this process and not yet written to the catalog. */
+  pendingFor(ownerId: string): number {
+    return this.pending.get(ownerId) ?? 0;
+  }
+
   /** Writes what is pending (for one owner, or all) and waits for writes already under way. */
   async flush(ownerId?: string): Promise<void> {
     const owners = ownerId === undefined ? [...new Set([...this.pending.keys(), ...this.writing.keys()])] : [ownerId];

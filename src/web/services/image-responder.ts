@@ -13,6 +13,8 @@ export interface SendOptions {
   ownerId: string;
   cacheControl: string;
   varyAccept?: boolean;
+  /** Request headers besides Accept the answer depends on (client hints). */
+  vary?: string[];
   /** Known object (skips a stat). */
   object?: StoredObject;
 }
@@ -49,18 +51,23 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
   if (!obj) throw new ServiceError('not_found', 'Image not found');
   const etag = etagOf(obj);
   const lastModified = obj.updatedAt.toUTCString();
-  res.setHeader('ETag', etag);
-  res.setHeader('Cache-Control', options.cacheControl);
-  res.setHeader('Last-Modified', lastModified);
-  res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (options.varyAccept) res.setHeader('Vary', 'Accept');
   // If-None-Match, else If-Modified-Since (fresh, as Express's req.fresh), without the request's
   // Cache-Control: fetch() adds "no-cache" to every request carrying a validator, and fresh would
   // then never answer 304. That directive addresses caches on the way; the origin (RFC 9110 §13)
   // still evaluates the condition.
   const conditions = { 'if-none-match': req.headers['if-none-match'], 'if-modified-since': req.headers['if-modified-since'] };
-  if (fresh(conditions, { etag, 'last-modified': lastModified })) {
+  const notModified = fresh(conditions, { etag, 'last-modified': lastModified });
+  // Past the owner's monthly bandwidth no more bytes go out (a 304 or a HEAD sends none). Checked
+  // before any caching header is set, so the refusal is not cached as the image.
+  if (!notModified && req.method !== 'HEAD') await deps.limits.assertMayServe(options.ownerId);
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', options.cacheControl);
+  res.setHeader('Last-Modified', lastModified);
+  res.setHeader('Accept-Ranges', 'bytes');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  const vary = [...(options.varyAccept ? ['Accept'] : []), ...(options.vary ?? [])];
+  if (vary.length > 0) res.setHeader('Vary', vary.join(', '));
+  if (notModified) {
     res.status(304).end();
     return;
   }

@@ -2,7 +2,9 @@
 // and whether it is interactive or bulk (bulk jobs queue behind interactive ones).
 import type { Request } from 'express';
 
-export const BULK_PRIORITY = 10;
+import { BULK_PRIORITY } from '../../jobs/tenant-queue.js';
+
+export { BULK_PRIORITY };
 
 export function wantsAsync(req: Request): boolean {
   const prefer = String(req.headers.prefer ?? '').toLowerCase();

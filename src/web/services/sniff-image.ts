@@ -6,7 +6,8 @@ import { ACCEPTED_UPLOAD_MIME } from '../../imaging/params.js';
 export const SNIFF_BYTES = 4100;
 
 export async function sniffImageType(head: Buffer): Promise<string> {
-  const kind = await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES));
+  // A parser error on hostile bytes is an unknown type, not a failure of ours.
+  const kind = await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES)).catch(() => undefined);
   if (!kind || !(ACCEPTED_UPLOAD_MIME as readonly string[]).includes(kind.mime)) {
     throw new ServiceError('unsupported_type', `Unsupported file type${kind ? ` (${kind.mime})` : ''}: JPEG, PNG, WebP or AVIF expected`);
   }

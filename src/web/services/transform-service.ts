@@ -1,9 +1,12 @@
 // The transform pipeline shared by set A (/transform) and set B (/image/…, /cdn/{id}):
 // resolve the original → canonical derivative key → answer from storage, or run one job.
 import { createHash } from 'node:crypto';
+import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
-import { derivativeKey, formatFromExtension, resolvePlan, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest } from '../../imaging/params.js';
+import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
+import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
+import { presetBook } from './presets.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
 import type { TransformJobData } from '../../jobs/job-types.js';
 import type { StoredObject } from '../../storage/storage.js';
@@ -35,6 +38,8 @@ export function parseBaseImageUrl(src: string, cdnUrl: string): BaseImageRef | n
     return null;
   }
   if (rest.length < 3 || rest[1] !== 'images') return null;
+  // Dot segments and encoded separators name some other path than the one a prefix check saw.
+  if (rest.some((segment) => segment === '' || segment === '.' || segment === '..' || /[/\\]/.test(segment))) return null;
   const userId = rest[0];
   const file = rest.slice(2).join('/');
   const dot = file.lastIndexOf('.');
@@ -49,6 +54,8 @@ export interface PreparedTransform {
   plan: TransformPlan;
   key: string;
   dependsOnAccept: boolean;
+  /** The URL named the original's version (`v`): its answer can never change, so it is immutable. */
+  versioned: boolean;
 }
 
 export interface DerivativeOutcome {
@@ -86,21 +93,74 @@ export async function findImageById(deps: WebDeps, imageId: string, userId?: str
   return image;
 }
 
-export function prepareTransform(
+export interface PrepareOptions {
+  /** Names of the parameters the caller really sent (the rest are schema defaults; presets beat those). */
+  given: Iterable<string>;
+  /** Keyless routes: dpr never enlarges beyond the original. */
+  keyless?: boolean;
+  /** Route-specific limits applied to the plan before its key is derived (demo size cap). */
+  adjust?: (plan: TransformPlan) => void;
+}
+
+function cropOutside(image: ImageDoc, crop: CropRect): boolean {
+  return crop.width < 1 || crop.height < 1 || crop.left + crop.width > image.width || crop.top + crop.height > image.height;
+}
+
+/** The watermark's original: an image of the same owner. */
+async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<WatermarkPlan | undefined> {
+  if (request.wm === undefined) return undefined;
+  const mark = await deps.images.byId(request.wm, image.userId);
+  if (!mark || mark.userId !== image.userId) {
+    throw new ServiceError('invalid_parameter', 'wm must be the imageId of another image of yours', {
+      issues: [{ loc: ['query', 'wm'], msg: 'no image of this owner has this imageId', type: 'value_error' }],
+    });
+  }
+  return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version, gravity: request.wm_gravity ?? 'southeast', opacity: request.wm_opacity ?? 50, scale: request.wm_scale ?? 0.25 };
+}
+
+export async function prepareTransform(
+  deps: WebDeps,
   image: ImageDoc,
   set: PathSet,
-  request: TransformRequest,
+  query: TransformRequest,
   ctx: NegotiationContext,
-  /** Route-specific limits applied to the plan before its key is derived (demo size cap). */
-  adjust?: (plan: TransformPlan) => void,
-): PreparedTransform {
-  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx);
-  adjust?.(plan);
-  return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept };
+  options: PrepareOptions,
+): Promise<PreparedTransform> {
+  const request = presetBook(deps.config).expand(query, options.given);
+  if (request.v !== undefined && request.v !== image.version) {
+    // An old versioned URL must never show the new picture under an immutable answer.
+    throw new ServiceError('not_found', `Version ${request.v} of this image was replaced; ask for its current URL`);
+  }
+  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, options.keyless ? { dprCapSource: { width: image.width, height: image.height } } : {});
+  if (plan.crop && cropOutside(image, plan.crop)) {
+    throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`);
+  }
+  if (plan.gravity === 'face') {
+    // Faces were found at upload; none (or an upload from before) → sharp's attention strategy.
+    plan.focus = facesFocus(image.preview?.faces);
+    if (!plan.focus) plan.gravity = 'attention';
+  }
+  if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
+  plan.watermark = await watermarkPlan(deps, image, request);
+  if (!plan.watermark) delete plan.watermark;
+  // Frames survive into WebP output when nothing needs the pixels of one frame alone.
+  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
+  options.adjust?.(plan);
+  return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
+}
+
+/** Cache-Control of a derivative answer: immutable only when its URL names the version. */
+export function derivativeCacheControl(deps: WebDeps, prepared: PreparedTransform): string {
+  return prepared.versioned ? DERIVATIVE_CACHE_CONTROL : revalidatedCacheControl(deps);
+}
+
+/** Answers that can change (unversioned URLs, originals): cacheable briefly, then revalidated with the ETag. */
+export function revalidatedCacheControl(deps: Pick<WebDeps, 'config'>): string {
+  return `public, max-age=${deps.config.unversionedMaxAgeSeconds}, must-revalidate`;
 }
 
 /** The transform job of a prepared request; its id is a hash of the derivative key (single-flight). */
-export function transformJob(prepared: PreparedTransform, origin: 'api' | 'public'): { jobId: string; data: TransformJobData } {
+export function transformJob(prepared: PreparedTransform, origin: DerivativeOrigin): { jobId: string; data: TransformJobData } {
   return {
     jobId: 'tr-' + createHash('sha256').update(prepared.key).digest('hex').slice(0, 40),
     data: {
@@ -116,9 +176,10 @@ export function transformJob(prepared: PreparedTransform, origin: 'api' | 'publi
 }
 
 /** Answers from storage when the derivative exists; otherwise runs (or joins) its one job. */
-export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: 'api' | 'public', priority?: number): Promise<DerivativeOutcome> {
+export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransform, origin: DerivativeOrigin, priority?: number): Promise<DerivativeOutcome> {
   const existing = await deps.derivatives.stat(prepared.key);
   if (existing) return { key: prepared.key, size: existing.size, contentType: existing.contentType, cached: true, object: existing };
+  await deps.limits.assertMayTransform(prepared.image.userId);
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   // The worker reports what it stored: the responder needs no stat.

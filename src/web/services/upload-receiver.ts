@@ -1,47 +1,18 @@
-// Receives a multipart upload into staging storage: the type is sniffed from the first bytes, the
-// size is counted while streaming, and the excess over the limit is never buffered. Small files
-// are staged with one request from memory, larger ones streamed (see BUFFERED_UPLOAD_BYTES).
-import busboy from 'busboy';
-import { createHash, randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
-import type { Request } from 'express';
+// Receives a multipart upload through multer into staging (see staging-engine.ts). Every refusal
+// becomes a ServiceError the error handler renders in the route's shape, and is answered as soon
+// as it is decided: the rest of the body is drained behind the answer, or the connection closed
+// when the client keeps sending far past the limit.
+import type { Request, Response } from 'express';
+import multer from 'multer';
 import { ServiceError } from '../../errors.js';
 import type { Storage } from '../../storage/storage.js';
-import { SNIFF_BYTES, sniffImageType } from './sniff-image.js';
+import { StagingEngine, tooLarge, type StagedFile } from './staging-engine.js';
 
-export interface ReceivedUpload {
-  uploadId: string;
-  stagingKey: string;
-  size: number;
-  /** SHA-256 (hex) of the file, hashed as it arrived: the worker's checksum and the staging etag. */
-  sha256: string;
+export { BUFFERED_UPLOAD_BYTES } from './staging-engine.js';
+
+export interface ReceivedUpload extends StagedFile {
   filename: string;
-  detectedMime: string;
   fields: Record<string, string>;
-}
-
-const MAX_FIELD_BYTES = 2048;
-/**
- * Uploads up to this size are staged from memory with one request (which the storage client
- * retries as a whole); larger ones are streamed. Bounds memory per upload to this much.
- */
-export const BUFFERED_UPLOAD_BYTES = 1024 * 1024;
-
-/** Resolves when the stream wants more data, or when it is gone (the reader failed). */
-function drainedOrClosed(out: PassThrough): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
-}
-
-function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${Math.round(n / 1024)} kB`;
 }
 
 export interface ReceiveOptions {
@@ -49,145 +20,94 @@ export interface ReceiveOptions {
   /**
    * Flush the staged bytes to disk before answering. Needed when the answer is "accepted" (202)
    * before the worker has stored the original; a synchronous upload is answered only after the
-   * worker's durable write, so a power cut before that loses nothing anyone was told was kept,
-   * and a staged file deleted within milliseconds need never reach the disk.
+   * worker's durable write, so a staged file deleted within milliseconds need never reach the disk.
    */
   durable: boolean;
 }
 
-export async function receiveUpload(req: Request, storage: Storage, options: ReceiveOptions): Promise<ReceivedUpload> {
-  const { maxBytes } = options;
-  const putOptions = { contentType: 'application/octet-stream', durable: options.durable };
-  const type = req.headers['content-type'] ?? '';
-  if (!type.toLowerCase().startsWith('multipart/form-data')) {
-    throw new ServiceError('bad_request', 'No file provided: send multipart/form-data with a "file" field');
-  }
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) {
-    throw new ServiceError('too_large', `File too large: the maximum upload size is ${formatBytes(maxBytes)}`);
-  }
-  const uploadId = randomUUID();
-  const stagingKey = `_staging/${uploadId}`;
-  let parser: busboy.Busboy;
-  try {
-    // defParamCharset: browsers and fetch send the file name as raw UTF-8 (busboy assumes latin1).
-    parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 25 } });
-  } catch {
-    throw new ServiceError('bad_request', 'Malformed multipart body');
-  }
-  const fields: Record<string, string> = {};
-  let stored: Promise<void> | null = null;
-  /** Set once the file handler has removed (or is removing) the staged object after a failure. */
-  let cleanedUp = false;
-  let storageFailed = false;
-  let filename = '';
-  let size = 0;
-  const hash = createHash('sha256');
-  let sha256 = '';
-  let detectedMime = '';
-  let failure: ServiceError | null = null;
+const MAX_FIELD_BYTES = 2048;
+/** Multipart framing and the form fields around the file, over the file's own limit. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+/** Behind a refusal, the body is read (and dropped) this long at most, then the connection closed. */
+const DRAIN_MS = 5000;
 
-  const done = new Promise<void>((resolve, reject) => {
-    parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) failure ??= new ServiceError('bad_request', `Form field "${name}" is too long`);
-      else fields[name] = value;
-    });
-    parser.on('file', (name, stream, info) => {
-      if (name !== 'file' || stored) {
-        stream.resume();
-        return;
-      }
-      filename = info.filename ?? '';
-      // Bytes not yet handed to storage. Small uploads (most images) are stored from memory in
-      // one request, which the storage client can simply retry; larger ones are streamed.
-      let held: Buffer[] = [];
-      let heldBytes = 0;
-      let sniffed = false;
-      let body: PassThrough | null = null;
-      let put: Promise<unknown> | null = null;
-      const sniff = async () => {
-        sniffed = true;
-        detectedMime = await sniffImageType(Buffer.concat(held));
-      };
-      const startStreaming = (): PassThrough => {
-        const out = new PassThrough();
-        // Storage may not be reading yet when a refusal destroys `out`; its put() reports the
-        // error itself, so an 'error' event here must not become an uncaught exception.
-        out.on('error', () => undefined);
-        put = storage.put(stagingKey, out, putOptions);
-        put.catch(() => undefined);
-        out.write(Buffer.concat(held));
-        held = [];
-        return out;
-      };
-      stored = (async () => {
-        try {
-          for await (const chunk of stream as AsyncIterable<Buffer>) {
-            size += chunk.length;
-            hash.update(chunk);
-            if (body) {
-              const out: PassThrough = body;
-              if (!out.write(chunk)) await drainedOrClosed(out);
-              if (out.destroyed) {
-                // The storage gave up on the stream: its put() rejects with the reason.
-                storageFailed = true;
-                await put;
-                throw new Error('storage stopped reading the staged upload');
-              }
-              continue;
-            }
-            held.push(chunk);
-            heldBytes += chunk.length;
-            if (!sniffed && heldBytes >= SNIFF_BYTES) await sniff();
-            if (sniffed && heldBytes > BUFFERED_UPLOAD_BYTES) body = startStreaming();
-          }
-          if ((stream as { truncated?: boolean }).truncated) {
-            throw new ServiceError('too_large', `File too large: the maximum upload size is ${formatBytes(maxBytes)}`);
-          }
-          if (!sniffed) {
-            if (heldBytes === 0) throw new ServiceError('bad_request', 'No file provided: the "file" field is empty');
-            await sniff();
-          }
-          sha256 = hash.digest('hex');
-          storageFailed = true; // from here on, a failure is the storage's
-          if (body) {
-            body.end();
-            await put;
-          } else {
-            await storage.put(stagingKey, Buffer.concat(held), { ...putOptions, sha256 });
-          }
-          storageFailed = false;
-        } catch (err) {
-          (body as PassThrough | null)?.destroy(err instanceof Error ? err : new Error(String(err)));
-          stream.resume(); // drain the rest without keeping it
-          await (put as Promise<unknown> | null)?.catch(() => undefined);
-          // A refused upload is removed before the answer. When the storage itself failed, the
-          // answer (503) does not also wait for a delete retried against the same failing storage.
-          const removal = storage.delete(stagingKey).catch(() => undefined);
-          if (!storageFailed) await removal;
-          cleanedUp = true;
-          throw err;
-        }
-      })();
-      stored.catch(() => undefined);
-    });
-    parser.on('error', () => reject(new ServiceError('bad_request', 'Malformed multipart body')));
-    parser.on('close', () => resolve());
-  });
-  req.pipe(parser);
-  req.on('aborted', () => parser.destroy());
+/** The missing `file`: 400 in set A; set B renders the issue as FastAPI's 422 `detail[]`. */
+export const missingFile = (why: string) =>
+  new ServiceError('bad_request', `No file provided: ${why}`, { issues: [{ loc: ['body', 'file'], msg: 'Field required', type: 'missing' }] });
+
+function refusalOf(err: unknown, maxBytes: number): ServiceError | unknown {
+  if (!(err instanceof multer.MulterError)) return err;
+  switch (err.code) {
+    case 'LIMIT_FILE_SIZE':
+      return tooLarge(maxBytes);
+    case 'LIMIT_UNEXPECTED_FILE':
+      return err.field === 'file' ? new ServiceError('bad_request', 'Only one file per upload: send one "file" part') : missingFile(`send the image in a multipart field named "file", not "${err.field}"`);
+    case 'LIMIT_FILE_COUNT':
+      return new ServiceError('bad_request', 'Only one file per upload: send one "file" part');
+    case 'LIMIT_FIELD_VALUE':
+      return new ServiceError('bad_request', `Form field "${err.field}" is too long (at most ${MAX_FIELD_BYTES} bytes)`);
+    default:
+      return new ServiceError('bad_request', `Malformed multipart body: ${err.message}`);
+  }
+}
+
+/** busboy's own complaints (no boundary, unexpected end, bad headers) are the client's. */
+function isMalformedBody(err: unknown): boolean {
+  const message = (err as Error | undefined)?.message ?? '';
+  return /boundary|Unexpected end of form|Malformed|Part terminated|header/i.test(message);
+}
+
+export async function receiveUpload(req: Request, res: Response, storage: Storage, options: ReceiveOptions): Promise<ReceivedUpload> {
+  const { maxBytes } = options;
+  const type = req.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data\b/i.test(type)) throw missingFile('send multipart/form-data with a "file" field');
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes + FORM_OVERHEAD_BYTES) {
+    closeAfterAnswer(req, res);
+    throw tooLarge(maxBytes);
+  }
+  let refuse: (err: ServiceError) => void = () => undefined;
+  const refused = new Promise<never>((_resolve, reject) => (refuse = reject));
+  const engine = new StagingEngine(storage, { maxBytes, durable: options.durable, onRefusal: (err) => refuse(err) });
+  const receive = multer({
+    storage: engine,
+    // Browsers and fetch send the file name as raw UTF-8 (busboy assumes latin1).
+    defParamCharset: 'utf8',
+    limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: MAX_FIELD_BYTES, parts: 25 },
+  }).single('file');
+  const received = new Promise<void>((resolve, reject) => receive(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
   try {
-    await done;
-    if (stored) await stored;
+    // The engine's refusal is answered at once; multer keeps draining the body behind the answer.
+    await Promise.race([received, refused]);
   } catch (err) {
-    if (stored) await (stored as Promise<void>).catch(() => undefined);
-    if (!cleanedUp) await storage.delete(stagingKey).catch(() => undefined);
+    received.catch(() => undefined);
+    if (!req.complete && (req.readableAborted || req.socket?.destroyed)) throw new ServiceError('bad_request', 'The client closed the upload before it was complete');
+    closeAfterAnswer(req, res);
+    const refusal = refusalOf(err, maxBytes);
+    if (refusal instanceof ServiceError) throw refusal;
+    if (isMalformedBody(err)) throw new ServiceError('bad_request', `Malformed multipart body: ${(err as Error).message}`);
     throw err;
   }
-  if (failure) {
-    await storage.delete(stagingKey).catch(() => undefined);
-    throw failure;
-  }
-  if (!stored) throw new ServiceError('bad_request', 'No file provided: send the image in a multipart field named "file"');
-  return { uploadId, stagingKey, size, sha256, filename, detectedMime, fields };
+  const file = req.file as (Express.Multer.File & StagedFile) | undefined;
+  if (!file) throw missingFile('send the image in a multipart field named "file"');
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries((req.body ?? {}) as Record<string, unknown>)) if (typeof value === 'string') fields[name] = value;
+  const { uploadId, stagingKey, size, sha256, detectedMime } = file;
+  return { uploadId, stagingKey, size, sha256, detectedMime, filename: file.originalname ?? '', fields };
+}
+
+/**
+ * A refusal is answered before the body has arrived. The rest is read and dropped (so the client,
+ * still sending, gets to read the answer and may reuse the connection); a client still sending
+ * DRAIN_MS after the answer is cut off.
+ */
+function closeAfterAnswer(req: Request, res: Response): void {
+  if (req.complete) return;
+  res.once('finish', () => {
+    if (req.complete) return;
+    req.resume();
+    const timer = setTimeout(() => req.socket.destroy(), DRAIN_MS);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
+  });
 }

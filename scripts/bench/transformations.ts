@@ -1,0 +1,101 @@
+// Bench of issue 18's two cost targets, each measured side by side in one run (alternating
+// samples, medians), in-process on one core's worth of work:
+//   1. a cache miss with gravity=face (faces precomputed at upload: a focus point) vs gravity=center;
+//   2. the finalize job's new work per ~1 MB JPEG upload (faces, ThumbHash, dominant colour, LQIP)
+//      next to the work it already did (the upload inspection).
+// Usage: node dist/scripts/bench/transformations.js   (BENCH_PHOTOS: folder of JPEGs, BENCH_ROUNDS)
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { facesFocus } from '../../src/imaging/focus.js';
+import { inspectUpload } from '../../src/imaging/inspect-upload.js';
+import type { TransformPlan } from '../../src/imaging/params.js';
+import { renderDerivative } from '../../src/imaging/pipeline.js';
+import { describeImage } from '../../src/imaging/preview.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../../..');
+const photosDir = path.resolve(process.env.BENCH_PHOTOS ?? path.join(repoRoot, 'test/fixtures/corpus/photos'));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const MB = 1024 * 1024;
+const settings = { avifEffort: 0, webpEffort: 3, maxInputPixels: 50_000_000 };
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+/** About 1 MB: the photo re-encoded at the quality that comes closest. */
+async function aboutOneMb(source: Buffer): Promise<Buffer> {
+  let best = source;
+  for (const q of [85, 88, 90, 92, 94, 95, 96]) {
+    const candidate = await sharp(source).jpeg({ quality: q }).toBuffer();
+    if (Math.abs(candidate.length - MB) < Math.abs(best.length - MB)) best = candidate;
+  }
+  return best;
+}
+
+/** A corpus photo with the test portrait pasted off-centre (a face the detector finds). */
+async function withPortrait(photo: Buffer): Promise<Buffer> {
+  const face = await sharp(path.join(repoRoot, 'test/fixtures/corpus/faces/02_grace_hopper.jpg')).resize({ height: 900 }).toBuffer();
+  return sharp(photo).composite([{ input: face, left: 1700, top: 300 }]).jpeg({ quality: 92 }).toBuffer();
+}
+
+async function main(): Promise<void> {
+  sharp.concurrency(1);
+  const files = fs.readdirSync(photosDir).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, 4);
+  const photos = await Promise.all(files.map(async (f) => aboutOneMb(await withPortrait(fs.readFileSync(path.join(photosDir, f))))));
+  process.stdout.write(`Transformations bench: ${photos.length} photos of ${(photos.reduce((a, b) => a + b.length, 0) / photos.length / MB).toFixed(2)} MB (2560 px wide + a portrait), ${ROUNDS} rounds, libvips 1 thread\n`);
+
+  // Warm-up: MediaPipe's first task creation (~0.4 s) and libvips caches are not per-upload costs.
+  const previews = [];
+  for (const p of photos) previews.push(await describeImage(p, settings.maxInputPixels));
+  for (const [i, p] of previews.entries()) if (p.faces.length === 0) process.stdout.write(`   (no face found in photo ${i}: gravity=face falls back there)\n`);
+
+  // 1. Cache miss, 400×400 cover to WebP.
+  const base: TransformPlan = { width: 400, height: 400, fit: 'cover', quality: 80, format: 'webp', blur: 0, sharp: 0, bri: 0, con: 0, sat: 0, hue: 0, opt: false };
+  const centre: number[] = [];
+  const face: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < photos.length; i++) {
+      const focus = facesFocus(previews[i].faces) ?? { x: 0.5, y: 0.5 };
+      const facePlan: TransformPlan = { ...base, gravity: 'face', focus };
+      // Alternate which goes first so neither profits from the other's warm caches.
+      const pair = r % 2 === 0 ? [base, facePlan] : [facePlan, base];
+      for (const plan of pair) (plan === base ? centre : face).push(await timed(() => renderDerivative(photos[i], plan, settings)));
+    }
+  }
+  const ratio = median(face) / median(centre);
+  process.stdout.write(
+    `1. cache miss 400x400 webp: gravity=center ${median(centre).toFixed(1)} ms, gravity=face ${median(face).toFixed(1)} ms (median) → face/center ${ratio.toFixed(3)} (target ≤ 1.05) ${ratio <= 1.05 ? 'PASS' : 'FAIL'}\n`,
+  );
+
+  // 2. Finalize: the inspection it always did and the new preview step, per upload, next to a
+  // full decode of the same JPEG (a yardstick of how loaded the shared CPU is while measuring).
+  const inspect: number[] = [];
+  const preview: number[] = [];
+  const decode: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const p of photos) {
+      inspect.push(await timed(() => inspectUpload(p, settings.maxInputPixels)));
+      preview.push(await timed(() => describeImage(p, settings.maxInputPixels)));
+      decode.push(await timed(() => sharp(p).raw().toBuffer()));
+    }
+  }
+  const added = median(preview);
+  const fmt = (v: number[]) => `median ${median(v).toFixed(1)} ms, min ${Math.min(...v).toFixed(1)} ms`;
+  process.stdout.write(
+    `2. finalize per 1 MB JPEG: upload inspection ${fmt(inspect)}; added preview step (faces, ThumbHash, colour, LQIP) ${fmt(preview)}; ` +
+      `full decode of the same JPEG ${fmt(decode)} → preview / full decode ${(added / median(decode)).toFixed(2)} (target ≤ 30 ms added) ${added <= 30 ? 'PASS' : 'FAIL'}\n`,
+  );
+  process.exit(0);
+}
+
+await main();
