@@ -305,11 +305,28 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
       upserted = bulk.result?.upsertedIds ?? {};
     }
   }
+  // An image deleted or replaced between the read above and the upsert has had its derivatives
+  // purged already: records this batch created for it since are taken back (read again after the
+  // write, so one of the two always sees the other).
+  const created = Object.keys(upserted).map((index) => liveRecords[Number(index)]);
+  let vanished = new Set<string>();
+  if (created.length > 0) {
+    const after = await catalog.driver.images.find({ _id: { $in: ids } }, { projection: { _id: 1, userId: 1, version: 1 } }).toArray();
+    const still = new Set(after.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
+    vanished = new Set(created.filter((r) => !still.has(`${r.imageId}|${r.userId}|${r.version}`)).map((r) => r.key));
+    if (vanished.size > 0) {
+      await catalog.driver.derivatives.deleteMany({ _id: { $in: [...vanished] } });
+      stale.push(...vanished);
+    }
+  }
   // Only the upsert that created a record counts it. The derivative count is written last (after
   // the transformations, before stale bytes go), so once rows, objects and that count agree, the
   // whole batch is visible.
-  for (const index of Object.keys(upserted)) {
-    const record = liveRecords[Number(index)];
+  for (const record of created) {
+    if (vanished.has(record.key)) {
+      countFor(record.userId).rendered++;
+      continue;
+    }
     const c = countFor(record.userId);
     c.stored++;
     c.storedBytes += record.bytes;

@@ -159,7 +159,7 @@ describe('client SDK against the running service', function () {
 
     it('srcset() and signedSrcset() with ttl: URLs with a signed exp that load; the same exp signs the same URL both ways', async () => {
       const server = await client.srcset(hero.public_url, { widths: [200], ttl: 300 });
-      const local = await client.signedSrcset(hero.public_url, { widths: [200], ttl: 300 });
+      const local = await client.signedSrcset(hero.public_url, { widths: [200], ttl: 300, version: hero.version });
       const expOf = (u: string) => Number(new URL(u).searchParams.get('exp'));
       expect(expOf(server.default)).to.be.within(Math.floor(Date.now() / 1000) + 295, Math.floor(Date.now() / 1000) + 300);
       // Both sides compute exp from their clock; within the same second they are the same URL.

@@ -59,6 +59,12 @@ describe('keyless limits on /cdn/{id} and the demo route', function () {
         expect(h, query).to.be.at.most(800);
       }
       expect(await dims(await cdn('w=640&f=jpeg')), 'below the caps nothing changes').to.deep.equal([640, 427]);
+      // Padding, a small crop blown up and a quarter turn are all measured on the output.
+      for (const query of ['pad=1000&f=jpeg', 'w=1200&pad=300&f=jpeg', 'crop=0,0,50,50&w=4000&f=jpeg', 'rot=90&h=4000&f=jpeg', 'dpr=4&w=900&f=jpeg']) {
+        const [w, h] = await dims(await cdn(query));
+        expect(w, query).to.be.at.most(Math.min(1200, MAX_SIDE));
+        expect(h, query).to.be.at.most(800);
+      }
     });
 
     it('the owner\'s key or signature lifts the caps; another user\'s key does not; a wrong one is 401', async () => {

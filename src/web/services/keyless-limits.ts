@@ -27,22 +27,32 @@ export function resizedSize(width: number, height: number, plan: TransformPlan):
  * Shrinks a keyless plan so that its output is no wider or taller than the original and has no
  * side above `maxSide`. The requested box keeps its aspect ratio (a crop or letterbox looks the
  * same, only smaller), so every oversized request maps onto one of few derivatives. Returns
- * whether the plan was changed.
+ * whether the plan was changed. Crop, rotation and padding count: the limit is on what is sent.
  */
 export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'width' | 'height'>, maxSide: number): boolean {
-  const limitW = Math.min(original.width, maxSide);
-  const limitH = Math.min(original.height, maxSide);
+  // What the resize works on: the crop rectangle, turned by rot (flip and trim never enlarge).
+  const cropped = plan.crop ? [plan.crop.width, plan.crop.height] : [original.width, original.height];
+  const [sourceW, sourceH] = plan.rot === 90 || plan.rot === 270 ? [cropped[1], cropped[0]] : cropped;
+  let changed = false;
+  // Padding is part of the output: it is never allowed to fill the whole limit on its own.
+  const outerLimit = Math.min(original.width, original.height, maxSide);
+  if (plan.pad && plan.pad * 2 >= outerLimit) {
+    plan.pad = Math.max(0, Math.floor((outerLimit - 1) / 4));
+    changed = true;
+  }
+  const pad = plan.pad ?? 0;
+  const limitW = Math.min(original.width, maxSide) - 2 * pad;
+  const limitH = Math.min(original.height, maxSide) - 2 * pad;
   if (plan.width === undefined && plan.height === undefined) {
-    if (original.width <= maxSide && original.height <= maxSide) return false;
-    plan.width = maxSide;
-    plan.height = maxSide;
+    if (sourceW <= limitW && sourceH <= limitH) return changed;
+    plan.width = limitW;
+    plan.height = limitH;
     plan.fit = 'within';
     return true;
   }
-  let changed = false;
   // Rounding of the derived side can leave it one pixel over: shrink again (at most a few times).
   for (let i = 0; i < 4; i++) {
-    const [w, h] = resizedSize(original.width, original.height, plan);
+    const [w, h] = resizedSize(sourceW, sourceH, plan);
     const factor = Math.min(1, limitW / w, limitH / h);
     if (factor >= 1) break;
     // The epsilon keeps 3000 × (2000 / 3000) at 2000, not 1999.
