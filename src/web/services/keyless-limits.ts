@@ -24,25 +24,27 @@ export function resizedSize(width: number, height: number, plan: TransformPlan):
 }
 
 /**
- * Shrinks a keyless plan so that its output is no wider or taller than the original and has no
- * side above `maxSide`. The requested box keeps its aspect ratio (a crop or letterbox looks the
+ * Shrinks a keyless plan so that its picture is no wider or taller than the original (turned as
+ * `rot` asks) and its output, padding included, has no side above `maxSide`. The requested box keeps its aspect ratio (a crop or letterbox looks the
  * same, only smaller), so every oversized request maps onto one of few derivatives. Returns
- * whether the plan was changed. Crop, rotation and padding count: the limit is on what is sent.
+ * whether the plan was changed.
  */
 export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'width' | 'height'>, maxSide: number): boolean {
   // What the resize works on: the crop rectangle, turned by rot (flip and trim never enlarge).
+  const turned = plan.rot === 90 || plan.rot === 270;
   const cropped = plan.crop ? [plan.crop.width, plan.crop.height] : [original.width, original.height];
-  const [sourceW, sourceH] = plan.rot === 90 || plan.rot === 270 ? [cropped[1], cropped[0]] : cropped;
+  const [sourceW, sourceH] = turned ? [cropped[1], cropped[0]] : cropped;
+  // The picture may not exceed the original (turned as asked); the whole output, padding
+  // included, may not exceed maxSide, and padding never fills that on its own.
+  const [originalW, originalH] = turned ? [original.height, original.width] : [original.width, original.height];
   let changed = false;
-  // Padding is part of the output: it is never allowed to fill the whole limit on its own.
-  const outerLimit = Math.min(original.width, original.height, maxSide);
-  if (plan.pad && plan.pad * 2 >= outerLimit) {
-    plan.pad = Math.max(0, Math.floor((outerLimit - 1) / 4));
+  if (plan.pad && plan.pad * 2 >= maxSide) {
+    plan.pad = Math.max(0, Math.floor((maxSide - 1) / 4));
     changed = true;
   }
   const pad = plan.pad ?? 0;
-  const limitW = Math.min(original.width, maxSide) - 2 * pad;
-  const limitH = Math.min(original.height, maxSide) - 2 * pad;
+  const limitW = Math.min(originalW, maxSide - 2 * pad);
+  const limitH = Math.min(originalH, maxSide - 2 * pad);
   if (plan.width === undefined && plan.height === undefined) {
     if (sourceW <= limitW && sourceH <= limitH) return changed;
     plan.width = limitW;
