@@ -263,12 +263,19 @@ export interface DerivativeRecord {
  * record counts it, so a re-run of the same batch counts no stored derivative twice.
  * Returns the keys of those stale derivatives.
  */
-export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<string[]> {
-  if (records.length === 0) return [];
+const versionOf = (r: { imageId: string; userId: string; version: string }) => `${r.imageId}|${r.userId}|${r.version}`;
+
+/** The image versions among `records` that are current in the catalog (as versionOf keys). */
+async function currentVersions(catalog: Catalog, records: DerivativeRecord[]): Promise<Set<string>> {
   // An id that is not an ObjectId names no image: such a record is stale, never a failed batch.
   const ids = [...new Set(records.map((r) => r.imageId))].filter((id) => Types.ObjectId.isValid(id)).map((id) => new Types.ObjectId(id));
   const originals = await catalog.driver.images.find({ _id: { $in: ids } }, { projection: { _id: 1, userId: 1, version: 1 } }).toArray();
-  const current = new Set(originals.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
+  return new Set(originals.map((o) => versionOf({ imageId: String(o._id), userId: o.userId, version: o.version })));
+}
+
+export async function recordDerivatives(catalog: Catalog, storage: Storage, records: DerivativeRecord[]): Promise<string[]> {
+  if (records.length === 0) return [];
+  const current = await currentVersions(catalog, records);
   // Per owner: derivatives newly stored, and renders answered (each counts as a transformation,
   // a stale one included: its caller got the bytes).
   const counts = new Map<string, { stored: number; storedBytes: number; rendered: number }>();
@@ -276,7 +283,7 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   const liveRecords: DerivativeRecord[] = [];
   const stale: string[] = [];
   for (const r of records) {
-    if (current.has(`${r.imageId}|${r.userId}|${r.version}`)) {
+    if (current.has(versionOf(r))) {
       liveRecords.push(r);
     } else {
       stale.push(r.key);
@@ -311,9 +318,8 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   const created = Object.keys(upserted).map((index) => liveRecords[Number(index)]);
   let vanished = new Set<string>();
   if (created.length > 0) {
-    const after = await catalog.driver.images.find({ _id: { $in: ids } }, { projection: { _id: 1, userId: 1, version: 1 } }).toArray();
-    const still = new Set(after.map((o) => `${String(o._id)}|${o.userId}|${o.version}`));
-    vanished = new Set(created.filter((r) => !still.has(`${r.imageId}|${r.userId}|${r.version}`)).map((r) => r.key));
+    const still = await currentVersions(catalog, created);
+    vanished = new Set(created.filter((r) => !still.has(versionOf(r))).map((r) => r.key));
     if (vanished.size > 0) {
       await catalog.driver.derivatives.deleteMany({ _id: { $in: [...vanished] } });
       stale.push(...vanished);
