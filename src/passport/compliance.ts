@@ -13,7 +13,8 @@ export interface ComplianceCheck {
   name: string;
   passed: boolean;
   value: number | string | null;
-  expected: string;
+  /** The rule, in words; null when the document sets no rule (the check then passes and says so). */
+  expected: string | null;
   /** 'error': a failure makes the photo non-compliant; 'warning': advisory (compliant stays true). */
   severity: 'error' | 'warning';
   /** What was found, in a sentence a person understands. */
@@ -70,6 +71,8 @@ export interface ComplianceInput {
   headwear: HeadwearMeasure | null;
   /** Headwear found: whether the crown under it could be estimated (null without headwear). */
   headHeightUnderHeadwear: boolean | null;
+  /** Output y of the top of the hair (as planned; used where the document sets a top margin). */
+  crownY: number;
   /** Ring measure of the old background beside the silhouette; null when the background was kept. */
   halo: HaloMeasure | null;
   /** Face luma before the enhancement (for the exposure message), null without enhancement. */
@@ -155,7 +158,7 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
     name: string,
     passed: boolean,
     value: ComplianceCheck['value'],
-    expected: string,
+    expected: string | null,
     messages: { ok: string; fail: string },
     severity: ComplianceCheck['severity'] = 'error',
   ): void => {
@@ -185,12 +188,31 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
       fail: `The head${under} is ${(c.headHeightRatio * 100).toFixed(1)} % of the photo height; it must be ${(hLo * 100).toFixed(1)}-${(hHi * 100).toFixed(1)} %.`,
     });
   }
-  const [eLo, eHi] = spec.eyeLineRatio;
-  add('eye_line', c.eyeLineRatio >= eLo && c.eyeLineRatio <= eHi, round(c.eyeLineRatio),
-    `${fmtRange(spec.eyeLineRatio)} of the photo height above the bottom edge (${spec.eyeLineMm[0]}-${spec.eyeLineMm[1]} mm)`, {
-      ok: `The eyes are ${(c.eyeLineRatio * 100).toFixed(1)} % of the height above the bottom edge.`,
-      fail: `The eyes are ${(c.eyeLineRatio * 100).toFixed(1)} % of the height above the bottom edge; they must be ${(eLo * 100).toFixed(1)}-${(eHi * 100).toFixed(1)} %.`,
+  if (spec.eyeLineRatio && spec.eyeLineMm) {
+    const [eLo, eHi] = spec.eyeLineRatio;
+    add('eye_line', c.eyeLineRatio >= eLo && c.eyeLineRatio <= eHi, round(c.eyeLineRatio),
+      `${fmtRange(spec.eyeLineRatio)} of the photo height above the bottom edge (${spec.eyeLineMm[0]}-${spec.eyeLineMm[1]} mm)`, {
+        ok: `The eyes are ${(c.eyeLineRatio * 100).toFixed(1)} % of the height above the bottom edge.`,
+        fail: `The eyes are ${(c.eyeLineRatio * 100).toFixed(1)} % of the height above the bottom edge; they must be ${(eLo * 100).toFixed(1)}-${(eHi * 100).toFixed(1)} %.`,
+      });
+  } else {
+    add('eye_line', true, round(c.eyeLineRatio), null, {
+      ok: `The eye line is not set by this document (measured: ${(c.eyeLineRatio * 100).toFixed(1)} % of the height above the bottom edge).`,
+      fail: '',
     });
+  }
+  if (spec.topMarginMm) {
+    // The crown's place comes from the crop plan (no landmark marks the top of the hair on the output).
+    const [tLo, tHi] = spec.topMarginMm;
+    const topMm = (c.crownY / photo.height) * spec.print.heightMm;
+    add('head_top_margin', !cut && topMm >= tLo && topMm <= tHi, cut ? null : round(topMm, 1),
+      `${tLo}-${tHi} mm from the top of the hair to the top edge`, {
+        ok: `The top of the hair is ${topMm.toFixed(1)} mm below the top edge.`,
+        fail: cut
+          ? 'The gap above the head cannot be measured: the head is cut off by the edge of the input photo.'
+          : `The top of the hair is ${topMm.toFixed(1)} mm below the top edge; it must be ${tLo}-${tHi} mm.`,
+      });
+  }
   const offset = c.faceCenterX / photo.width - 0.5;
   add('horizontal_centering', Math.abs(offset) <= COMPLIANCE.CENTERING_TOLERANCE, round(offset),
     `face centre within ${COMPLIANCE.CENTERING_TOLERANCE} of the width from the centre line`, {
@@ -295,8 +317,9 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
     });
   const kb = c.bytes / 1000;
   const { min, max } = spec.fileSizeKb;
-  add('file_size', c.bytes <= max * 1000 && (min === null || c.bytes >= min * 1024), round(kb, 1), min === null ? `<= ${max} kB` : `${min}-${max} kB`, {
-    ok: 'The file size is within the limit.',
+  const sizeRule = min === null && max === null ? null : min === null ? `<= ${max} kB` : max === null ? `>= ${min} kB` : `${min}-${max} kB`;
+  add('file_size', (max === null || c.bytes <= max * 1000) && (min === null || c.bytes >= min * 1024), round(kb, 1), sizeRule, {
+    ok: sizeRule === null ? 'No file-size limit is set by this document (a printed photo).' : 'The file size is within the limit.',
     fail: 'The file size is outside the limit.',
   });
   add('dimensions', photo.width === spec.digital.width && photo.height === spec.digital.height, `${photo.width}x${photo.height} px at ${spec.dpi} dpi`,

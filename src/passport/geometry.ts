@@ -8,7 +8,7 @@
 //   b = (p - E) . ey   (down the face; the eye line is b = 0)
 // with ex = (cos t, sin t), ey = (-sin t, cos t) and t the roll applied (0 when |roll| <= 1 deg).
 import type { AffineMap } from './image.js';
-import type { PassportSpec } from './specs.js';
+import type { PassportSpec, Range } from './specs.js';
 
 export interface Point {
   x: number;
@@ -255,9 +255,12 @@ function mid(r: readonly [number, number]): number {
 }
 
 /**
- * Scale so the head (crown to chin) lands in the middle of the spec's range, place the eye line at
- * the middle of its range (moved only as far as needed to keep MIN_TOP_MARGIN above the crown and
- * MIN_BOTTOM_MARGIN below the chin, never outside the eye range), centre the face box horizontally.
+ * Scale so the head (crown to chin) lands in the middle of the spec's range and centre the face box
+ * horizontally. Vertically, by the first rule the document allows:
+ * 1. an eye-line range: the eye line at its middle, moved only as far as needed to keep
+ *    MIN_TOP_MARGIN above the crown and MIN_BOTTOM_MARGIN below the chin, never outside the range;
+ * 2. a top-margin range (crown to the top edge, mm): the crown at its middle;
+ * 3. neither (the document only says "centred"): the head, crown to chin, centred vertically.
  */
 export function planCrop(spec: PassportSpec, frame: FaceFrame, face: FaceInFrame, crownB: number): CropPlan {
   const W = spec.digital.width;
@@ -268,13 +271,9 @@ export function planCrop(spec: PassportSpec, frame: FaceFrame, face: FaceInFrame
   const scale = (headRatio * H) / headSrc;
   const crownDown = -crownB * scale; // output px from crown down to the eye line
   const chinDown = face.chinB * scale; // output px from the eye line down to the chin
-  const eyeLo = H * (1 - spec.eyeLineRatio[1]);
-  const eyeHi = H * (1 - spec.eyeLineRatio[0]);
-  let eyeY = H * (1 - mid(spec.eyeLineRatio));
-  const lo = Math.max(eyeLo, MIN_TOP_MARGIN * H + crownDown);
-  const hi = Math.min(eyeHi, H * (1 - MIN_BOTTOM_MARGIN) - chinDown);
-  if (lo <= hi) eyeY = Math.min(hi, Math.max(lo, eyeY));
-  else eyeY = Math.min(eyeHi, Math.max(eyeLo, lo)); // margins conflict: keep the eye line legal
+  const eyeY = spec.eyeLineRatio
+    ? eyeLineInRange(spec.eyeLineRatio, H, crownDown, chinDown)
+    : crownTop(spec, H, headRatio * H) + crownDown;
   const a0 = face.centerA - W / 2 / scale;
   const b0 = -eyeY / scale;
   return {
@@ -291,6 +290,22 @@ export function planCrop(spec: PassportSpec, frame: FaceFrame, face: FaceInFrame
     headHeightRatio: headSrc * scale / H,
     eyeLineRatio: 1 - eyeY / H,
   };
+}
+
+function eyeLineInRange(range: Range, H: number, crownDown: number, chinDown: number): number {
+  const eyeLo = H * (1 - range[1]);
+  const eyeHi = H * (1 - range[0]);
+  const lo = Math.max(eyeLo, MIN_TOP_MARGIN * H + crownDown);
+  const hi = Math.min(eyeHi, H * (1 - MIN_BOTTOM_MARGIN) - chinDown);
+  const eyeY = H * (1 - mid(range));
+  if (lo <= hi) return Math.min(hi, Math.max(lo, eyeY));
+  return Math.min(eyeHi, Math.max(eyeLo, lo)); // margins conflict: keep the eye line legal
+}
+
+/** Output y of the crown for documents without an eye-line range (rules 2 and 3 of planCrop). */
+export function crownTop(spec: Pick<PassportSpec, 'topMarginMm' | 'print'>, H: number, headPx: number): number {
+  if (spec.topMarginMm) return (mid(spec.topMarginMm) / spec.print.heightMm) * H;
+  return (H - headPx) / 2;
 }
 
 /** Source point of an output position (continuous output pixel coordinates). */

@@ -260,7 +260,7 @@ export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharp
   if (sharpen) base = base.sharpen(ENHANCE.SHARPEN);
   const raw = await base.raw().toBuffer();
   const pixels: RawImage = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: img.width, height: img.height, channels: 3 };
-  const maxBytes = spec.fileSizeKb.max * 1000;
+  const maxBytes = (spec.fileSizeKb.max ?? Infinity) * 1000;
   let last: { buffer: Buffer; quality: number; pixels: RawImage } | null = null;
   for (const quality of JPEG_QUALITY_STEPS) {
     const buffer = await sharp(raw, { raw: { width: img.width, height: img.height, channels: 3 } })
@@ -460,6 +460,7 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
     headInFrame: inFrame,
     headwear,
     headHeightUnderHeadwear: underHeadwear,
+    crownY: plan.crownY,
     halo,
     faceLumaBeforeEnhance: enhanceParams ? enhanceParams.faceLumaBefore : null,
   });

@@ -14,7 +14,7 @@ import {
   type FaceLike,
   type FrameMask,
 } from '../../src/passport/geometry.js';
-import { PASSPORT_SPECS } from '../../src/passport/specs.js';
+import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../src/passport/specs.js';
 
 function syntheticFace(rollDeg = 0): FaceLike {
   const box = { x: 200, y: 100, width: 100, height: 100 };
@@ -88,21 +88,30 @@ describe('passport geometry (pure)', () => {
     expect(crownFromMask(fif, null).source).to.equal('fallback');
   });
 
-  for (const country of ['usa', 'india', 'india_visa'] as const) {
-    it(`crop plan for ${country}: head mid-range, eye line in range, face centred`, () => {
-      const spec = PASSPORT_SPECS[country];
+  for (const country of PASSPORT_COUNTRIES) {
+    const spec = PASSPORT_SPECS[country];
+    const rule = spec.eyeLineRatio ? 'eye line in range' : spec.topMarginMm ? 'crown at the middle of the top margin' : 'head centred vertically';
+    it(`crop plan for ${country}: head mid-range, ${rule}, face centred`, () => {
       for (const roll of [0, 8, -12]) {
         const face = syntheticFace(roll);
         const frame = makeFaceFrame(face.keypoints);
         const fif = faceInFrame(frame, face);
         const crownB = fif.boxTopB - 0.6 * fif.boxHeight;
         const plan = planCrop(spec, frame, fif, crownB);
+        const H = spec.digital.height;
         const mid = (spec.headHeightRatio[0] + spec.headHeightRatio[1]) / 2;
         expect(plan.headHeightRatio).to.be.closeTo(mid, 1e-9);
-        expect(plan.eyeLineRatio).to.be.within(spec.eyeLineRatio[0], spec.eyeLineRatio[1]);
+        if (spec.eyeLineRatio) {
+          expect(plan.eyeLineRatio).to.be.within(spec.eyeLineRatio[0], spec.eyeLineRatio[1]);
+        } else if (spec.topMarginMm) {
+          const topMm = (plan.crownY / H) * spec.print.heightMm;
+          expect(topMm).to.be.closeTo((spec.topMarginMm[0] + spec.topMarginMm[1]) / 2, 1e-9);
+        } else {
+          expect(plan.crownY).to.be.closeTo(H - plan.chinY, 1e-9);
+        }
         expect(plan.faceCenterX).to.be.closeTo(spec.digital.width / 2, 1e-9);
         expect(plan.crownY).to.be.above(0);
-        expect(plan.chinY).to.be.below(spec.digital.height);
+        expect(plan.chinY).to.be.below(H);
         // the eyes land on the same output row
         const r = sourceToOutput(plan, face.keypoints.rightEye);
         const l = sourceToOutput(plan, face.keypoints.leftEye);
@@ -120,6 +129,7 @@ describe('passport geometry (pure)', () => {
     const frame = makeFaceFrame(face.keypoints);
     const fif = faceInFrame(frame, face);
     const plan = planCrop(spec, frame, fif, fif.boxTopB - 1.3 * fif.boxHeight);
-    expect(plan.eyeLineRatio).to.be.within(spec.eyeLineRatio[0] - 1e-9, spec.eyeLineRatio[1] + 1e-9);
+    const range = spec.eyeLineRatio!;
+    expect(plan.eyeLineRatio).to.be.within(range[0] - 1e-9, range[1] + 1e-9);
   });
 });
