@@ -1,5 +1,6 @@
 // Request and response shapes of the Pictor API, as the SDK sees them (README "Decisions").
 import type { FORMAT_VALUES, ParamValues } from '../imaging/params.js';
+import type { PassportCountry } from '../passport/specs.js';
 
 export type FormatParam = (typeof FORMAT_VALUES)[number];
 
@@ -158,7 +159,8 @@ export interface KeyInfo {
   plan: string;
 }
 
-export type PassportCountry = 'usa' | 'india' | 'india_visa';
+/** The documents the server has records for (one source: src/passport/specs.ts). */
+export type { PassportCountry };
 
 export interface FaceBox {
   /** Normalized 0-1 in the source image. */
@@ -186,7 +188,8 @@ export interface ComplianceCheck {
   name: string;
   passed: boolean;
   value: number | string | null;
-  expected: string;
+  /** The rule in words; null when the document sets none (the check passes and says so). */
+  expected: string | null;
   /** 'error': a failure makes the photo non-compliant; 'warning': advisory. */
   severity: 'error' | 'warning';
   /** What was found, in a plain sentence. */

@@ -306,7 +306,7 @@ describe('client SDK against the running service', function () {
       const err = await apiError(anonymous.passport.process({ src: up.public_url }), 403);
       expect(err.detail).to.match(/demo/i);
       const specs = await anonymous.passport.specs();
-      expect(specs.countries).to.deep.equal(['usa', 'india', 'india_visa']);
+      expect(specs.countries).to.deep.equal(['usa', 'india', 'india_visa', 'uk', 'schengen_visa', 'canada', 'china', 'japan']);
     });
   });
 });

@@ -107,7 +107,7 @@ export async function makeVariant(input: Buffer, g: Geometry, v: Variant): Promi
       // Multiply by a soft shadow: the image-left half of the face (or its lower half) at 40 %.
       const grad = v === 'shadow_left'
         ? `<linearGradient id="s" x1="${ex - 0.15 * d}" x2="${ex + 0.15 * d}" y1="0" y2="0" gradientUnits="userSpaceOnUse"><stop offset="0" stop-color="#666"/><stop offset="1" stop-color="#fff"/></linearGradient>`
-        : `<linearGradient id="s" x1="0" x2="0" y1="${ey + 0.35 * d}" y2="${ey + 0.6 * d}" gradientUnits="userSpaceOnUse"><stop offset="0" stop-color="#fff"/><stop offset="1" stop-color="#666"/></linearGradient>`;
+        : `<linearGradient id="s" x1="0" x2="0" y1="${ey + 0.25 * d}" y2="${ey + 0.5 * d}" gradientUnits="userSpaceOnUse"><stop offset="0" stop-color="#fff"/><stop offset="1" stop-color="#666"/></linearGradient>`;
       const mask = await sharp(svg(W, H, `<defs>${grad}</defs><rect width="${W}" height="${H}" fill="url(#s)"/>`)).removeAlpha().png().toBuffer();
       return png(base.clone().composite([{ input: mask, blend: 'multiply' }]));
     }

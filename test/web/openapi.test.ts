@@ -139,7 +139,7 @@ describe('OpenAPI document (GET /openapi.json)', function () {
     expect(image['query:opt'].schema.type).to.equal('boolean');
     expect(params('/cdn/images')['query:limit'].schema).to.include({ minimum: 1, maximum: 100, default: 50 });
     expect(params('/image/demo/{path}')['header:X-Demo-Token']).to.be.an('object');
-    expect(params('/passport-photo/demo/process')['query:country'].schema.enum).to.deep.equal(['usa', 'india', 'india_visa']);
+    expect(params('/passport-photo/demo/process')['query:country'].schema.enum).to.deep.equal(['usa', 'india', 'india_visa', 'uk', 'schengen_visa', 'canada', 'china', 'japan']);
     expect(doc.paths['/cdn/images'].delete.requestBody.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/DeleteImagesBody' });
     expect(doc.components.schemas.DeleteImagesBody.required).to.deep.equal(['imageIds']);
     const cdnUpload = doc.paths['/cdn/upload'].post.requestBody.content['multipart/form-data'].schema;

@@ -24,6 +24,6 @@ describe('passport smoke', function () {
     expect([meta.width, meta.height, meta.density]).to.deep.equal([600, 600, 300]);
     expect(res.body.print_sheet.width).to.equal(1800);
     const specs = await request(svc.url('/passport-photo/specs'));
-    expect(specs.body.countries).to.deep.equal(['usa', 'india', 'india_visa']);
+    expect(specs.body.countries).to.deep.equal(['usa', 'india', 'india_visa', 'uk', 'schengen_visa', 'canada', 'china', 'japan']);
   });
 });

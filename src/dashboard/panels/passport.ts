@@ -63,7 +63,7 @@ function render(result: PassportResult): void {
           h('td', { class: c.passed ? 'check-pass' : c.severity === 'warning' ? 'check-warn' : 'check-fail' }, c.passed ? '✓ Pass' : c.severity === 'warning' ? '⚠ Warning' : '✗ Fail'),
           h('td', {}, c.message),
           h('td', {}, c.value === null ? '—' : String(c.value)),
-          h('td', {}, c.expected),
+          h('td', {}, c.expected ?? 'not set by this document'),
         ),
       ),
     );

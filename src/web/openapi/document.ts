@@ -5,6 +5,7 @@
 import { SIGNED_NAMES } from '../../imaging/signing-core.js';
 import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { passportUploadFields, passportUrlQuery } from '../schemas/passport.schemas.js';
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
 import { demoHeaders, fileField, publicIdProperty, requestModeHeaders, requestModeQuery, setAUploadQuery } from '../schemas/request-extras.schemas.js';
 import { IMAGE_MEDIA_TYPES, RESPONSE_SCHEMAS } from '../schemas/responses.schemas.js';
 import { createProjectBody, deleteImagesBody, deleteProjectBody, listImagesQuery, updateProjectBody, uploadFields } from '../schemas/set-b.schemas.js';
@@ -448,7 +449,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
       { name: 'Set B: CDN', description: 'Image management, usage and public delivery' },
       { name: 'Projects' },
       { name: 'Plans' },
-      { name: 'Passport', description: 'Passport and visa photos: usa, india, india_visa' },
+      { name: 'Passport', description: `Passport and visa photos: ${PASSPORT_COUNTRIES.join(', ')}` },
       { name: 'Jobs', description: 'Async mode' },
       { name: 'Status' },
       ...(options.servesFiles ? [{ name: 'Files' }] : []),

@@ -297,7 +297,7 @@ export const passportSpecsResult = {
     countries: { type: 'array', items: { type: 'string', enum: [...PASSPORT_COUNTRIES] } },
     specs: {
       type: 'object',
-      description: 'One record per country: print and digital size, DPI, head-height and eye-line ranges, background, file-size limits, print-sheet layout, notes',
+      description: 'One record per document: print and digital size, DPI, head-height range, eye-line range and top margin (null where the document sets none), background, file-size limits (null = none), print-sheet layout, glasses and expression rules, notes, sources',
       additionalProperties: { type: 'object' },
     },
   },
@@ -344,7 +344,7 @@ export const passportResult = {
           name: { type: 'string' },
           passed: { type: 'boolean' },
           value: { type: ['number', 'string', 'null'] },
-          expected: { type: 'string' },
+          expected: { type: ['string', 'null'], description: 'The rule in words; null when the document sets none (the check then passes and says so)' },
           severity: { type: 'string', enum: ['error', 'warning'], description: "'error': a failure makes the photo non-compliant; 'warning': advisory" },
           message: { type: 'string', description: 'What was found, in a plain sentence' },
         },
