@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { CUT_LINE, makePrintSheet } from '../../src/passport/print-sheet.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
-import { PASSPORT_SPECS, printCopySizePx, printSheetTiling } from '../../src/passport/specs.js';
+import { PASSPORT_COUNTRIES, PASSPORT_SPECS, printCopySizePx, printSheetTiling } from '../../src/passport/specs.js';
 import { decodeRgb, PORTRAITS, readCorpus } from './helpers.js';
 
 describe('print sheet', function () {
@@ -70,4 +70,29 @@ describe('print sheet', function () {
     expect(at(570, 600)).to.be.closeTo(90, 8); // inside a copy
     expect(at(270, 600)).to.be.closeTo(CUT_LINE.rgb[0], 30); // cut line on the copy's outline
   });
+
+  for (const country of PASSPORT_COUNTRIES) {
+    const spec = PASSPORT_SPECS[country];
+    it(`${country}: its layout (${spec.printSheet.columns} x ${spec.printSheet.rows}, gap ${spec.printSheet.gapPx} px) tiles its print size on the sheet`, async () => {
+      // A flat photo at the record's pixel size, resized to the print size at the sheet's DPI.
+      const photo = { data: new Uint8Array(spec.digital.width * spec.digital.height * 3).fill(90), width: spec.digital.width, height: spec.digital.height, channels: 3 as const };
+      const sheet = await makePrintSheet(photo, spec);
+      const { width: cw, height: ch } = printCopySizePx(spec);
+      expect([cw, ch]).to.deep.equal([Math.round(spec.print.widthIn * 300), Math.round(spec.print.heightIn * 300)]);
+      expect(sheet.copies).to.equal(spec.printSheet.copies).and.equal(sheet.positions.length);
+      const img = await decodeRgb(sheet.buffer);
+      const at = (x: number, y: number): number => img.data[(y * 1800 + x) * 3];
+      for (const { x, y } of sheet.positions) {
+        expect(x).to.be.at.least(0);
+        expect(y).to.be.at.least(0);
+        expect(x + cw).to.be.at.most(1800);
+        expect(y + ch).to.be.at.most(1200);
+        expect(at(x + (cw >> 1), y + (ch >> 1)), 'inside a copy').to.be.closeTo(90, 8);
+      }
+      // copies do not overlap and keep the layout's gap between them
+      const xs = [...new Set(sheet.positions.map((p) => p.x))].sort((a, b) => a - b);
+      for (let i = 1; i < xs.length; i++) expect(xs[i] - xs[i - 1]).to.equal(cw + spec.printSheet.gapPx);
+      if (spec.printSheet.gapPx > 2 && xs.length > 1) expect(at(xs[1] - (spec.printSheet.gapPx >> 1), sheet.positions[0].y + (ch >> 1)), 'gap stays white').to.be.above(240);
+    });
+  }
 });
