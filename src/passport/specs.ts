@@ -90,8 +90,15 @@ export type ExpressionRule = 'neutral_or_smile' | 'neutral_mouth_closed';
 
 const WHITE = { name: 'white', hex: '#FFFFFF', rgb: [255, 255, 255] as const };
 
-/** Print size from the document's mm, pixel size at PRINT_ONLY_DPI (these documents set no pixel size for a file). */
-function printed(widthMm: number, heightMm: number): Pick<PassportSpec, 'print' | 'digital' | 'dpi'> {
+/**
+ * What a printed-only document leaves unset: pixel size from its mm at PRINT_ONLY_DPI, JPEG sRGB,
+ * no kB limit, no eye line and no top margin. A record spreads this and then sets what its
+ * document does set.
+ */
+function printedOnly(widthMm: number, heightMm: number): Pick<
+  PassportSpec,
+  'print' | 'digital' | 'dpi' | 'format' | 'colorSpace' | 'fileSizeKb' | 'eyeLineRatio' | 'eyeLineMm' | 'topMarginMm'
+> {
   const widthIn = widthMm / 25.4;
   const heightIn = heightMm / 25.4;
   const width = Math.round(widthIn * PRINT_ONLY_DPI);
@@ -100,6 +107,12 @@ function printed(widthMm: number, heightMm: number): Pick<PassportSpec, 'print' 
     print: { widthMm, heightMm, widthIn: Math.round(widthIn * 1000) / 1000, heightIn: Math.round(heightIn * 1000) / 1000 },
     digital: { width, height, minWidth: width, maxWidth: width, minHeight: height, maxHeight: height, square: false },
     dpi: PRINT_ONLY_DPI,
+    format: 'jpeg',
+    colorSpace: 'srgb',
+    fileSizeKb: { min: null, max: null },
+    eyeLineRatio: null,
+    eyeLineMm: null,
+    topMarginMm: null,
   };
 }
 
@@ -224,17 +237,11 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
   uk: {
     country: 'uk',
     name: 'United Kingdom passport (printed photo, HM Passport Office rules)',
-    ...printed(35, 45),
+    ...printedOnly(35, 45),
     headHeightRatio: [29 / 45, 34 / 45],
     headHeightMm: [29, 34],
-    eyeLineRatio: null,
-    eyeLineMm: null,
-    topMarginMm: null,
     // "plain cream or light grey": the document names no colour value; this light grey is ours.
     background: { name: 'light grey', hex: '#E0E0E0', rgb: [224, 224, 224] },
-    format: 'jpeg',
-    colorSpace: 'srgb',
-    fileSizeKb: { min: null, max: null },
     printSheet: SHEET_35X45,
     editedPhotoWarning: editedWarning('HM Passport Office', 'photos must be "unaltered by computer software"'),
     // Glasses allowed when the eyes are visible without glare or reflection; no sunglasses or tinted glasses.
@@ -257,16 +264,10 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
   schengen_visa: {
     country: 'schengen_visa',
     name: 'Schengen visa (photo rules of the German missions, Auswärtiges Amt)',
-    ...printed(35, 45),
+    ...printedOnly(35, 45),
     headHeightRatio: [32 / 45, 36 / 45],
     headHeightMm: [32, 36],
-    eyeLineRatio: null,
-    eyeLineMm: null,
-    topMarginMm: null,
     background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
-    fileSizeKb: { min: null, max: null },
     printSheet: SHEET_35X45,
     editedPhotoWarning: editedWarning('Schengen consulates', 'photos changed with an image editor are not accepted (Italy\'s visa centre)'),
     // No reflections, no tinted glasses or sunglasses, frames must not cover the eyes.
@@ -287,16 +288,10 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
   canada: {
     country: 'canada',
     name: 'Canada passport (printed photo by a commercial photographer)',
-    ...printed(50, 70),
+    ...printedOnly(50, 70),
     headHeightRatio: [31 / 70, 36 / 70],
     headHeightMm: [31, 36],
-    eyeLineRatio: null,
-    eyeLineMm: null,
-    topMarginMm: null,
     background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
-    fileSizeKb: { min: null, max: null },
     printSheet: SHEET_50X70,
     editedPhotoWarning: editedWarning('Passport Canada', 'photos must be "original photos that are not altered in any way"'),
     // Glasses allowed when the eyes are clearly visible with no glare; no sunglasses or tinted glasses.
@@ -308,6 +303,7 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
       'No eye-line range is published: the head is centred vertically.',
     ],
     sources: [
+      { url: 'https://ifixuphone.com/2023/10/20/canadian-passport-photos', kind: 'secondary', states: 'a copy of the canada.ca page: 50 mm wide by 70 mm high; face 31-36 mm from the chin to the crown (natural top of head); neutral expression; original photo not altered in any way' },
       { url: 'https://123passportphoto.com/?country=CA&type=Passport+%28By+photographer+or+studio%29', kind: 'secondary', states: 'the canada.ca list: 50 mm wide x 70 mm high, face 31-36 mm chin to crown (natural top of head); neutral expression, mouth closed, no smiling; plain white or light-coloured background; not altered in any way' },
       { url: 'https://jfanphoto.com/canadian-passport-photo-requirements/', kind: 'secondary', states: '50 x 70 mm; chin to crown 31-36 mm; neutral expression, mouth closed' },
       { url: 'https://www.theupsstore.ca/tag/passport', kind: 'secondary', states: '50 mm wide x 70 mm high; chin to top of head 31-36 mm' },
@@ -317,15 +313,11 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
   china: {
     country: 'china',
     name: 'China passport (applications at Chinese embassies and consulates)',
-    ...printed(33, 48),
+    ...printedOnly(33, 48),
     headHeightRatio: [28 / 48, 33 / 48],
     headHeightMm: [28, 33],
-    eyeLineRatio: null,
-    eyeLineMm: null,
     topMarginMm: [3, 5],
     background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
     // The digital copy submitted with the printed photos: JPEG, 30-80 kB.
     fileSizeKb: { min: 30, max: 80 },
     printSheet: SHEET_33X48,
@@ -349,17 +341,12 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
   japan: {
     country: 'japan',
     name: 'Japan passport (Ministry of Foreign Affairs photo standard)',
-    ...printed(35, 45),
+    ...printedOnly(35, 45),
     headHeightRatio: [32 / 45, 36 / 45],
     headHeightMm: [32, 36],
-    eyeLineRatio: null,
-    eyeLineMm: null,
     topMarginMm: [2, 6],
     // The standard sets no background colour, only "no background (including shadows)"; white is ours.
     background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
-    fileSizeKb: { min: null, max: null },
     printSheet: SHEET_35X45,
     editedPhotoWarning: editedWarning('The Ministry of Foreign Affairs', 'processed images are not accepted'),
     // Glasses allowed; nothing (hair, frames, their shadows) may enter the eye area, no reflections.
