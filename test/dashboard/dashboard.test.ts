@@ -323,17 +323,27 @@ describe('web dashboard in headless Chromium', function () {
     expect(result.checks.map((c) => c[0])).to.include.members(['head_in_frame', 'eyes_visible', 'glasses', 'expression', 'face_lighting', 'headwear']);
     expect(result.warnings).to.be.greaterThan(0);
     await shot(page, '09-passport-upload');
-    // From a URL (the uploaded portrait), India, no print sheet.
+    // The country list follows GET /passport-photo/specs (every record, by its name).
+    const options = await page.evaluate(() => Array.from(document.querySelectorAll('#pp-country option')).map((o) => (o as HTMLOptionElement).value));
+    expect(options).to.deep.equal(['usa', 'india', 'india_visa', 'uk', 'schengen_visa', 'canada', 'china', 'japan']);
+    // From a URL (the uploaded portrait), Japan (a document without an eye-line rule), no print sheet.
     const portrait = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'portrait')!;
     await page.check('#pp-source-url');
     await page.fill('#pp-url', portrait.public_url);
-    await page.selectOption('#pp-country', 'india');
+    await page.selectOption('#pp-country', 'japan');
     await page.uncheck('#pp-sheet');
     await page.click('#pp-submit');
     await page.waitForFunction(() => /^Done/.test(document.getElementById('pp-status')!.textContent ?? '') && document.getElementById('pp-sheet-figure')!.hidden, undefined, { timeout: 40_000 });
-    const india = await page.evaluate(() => [(document.getElementById('pp-photo') as HTMLImageElement).naturalWidth, document.getElementById('pp-photo-caption')!.textContent]);
-    expect(india[0]).to.be.greaterThan(0);
-    expect(india[1]).to.match(/India/);
+    const japan = await page.evaluate(() => ({
+      photo: [(document.getElementById('pp-photo') as HTMLImageElement).naturalWidth, (document.getElementById('pp-photo') as HTMLImageElement).naturalHeight],
+      caption: document.getElementById('pp-photo-caption')!.textContent,
+      eyeLine: Array.from(document.querySelector('#pp-checks tr[data-check="eye_line"]')!.children).map((c) => c.textContent),
+    }));
+    expect(japan.photo).to.deep.equal([413, 531]);
+    expect(japan.caption).to.match(/Japan/);
+    expect(japan.eyeLine[1]).to.equal('✓ Pass');
+    expect(japan.eyeLine[2]).to.match(/not set by this document/);
+    expect(japan.eyeLine[4]).to.equal('not set by this document');
     await shot(page, '10-passport-url');
   });
 
