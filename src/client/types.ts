@@ -1,5 +1,6 @@
 // Request and response shapes of the Pictor API, as the SDK sees them (README "Decisions").
 import type { FORMAT_VALUES, ParamValues } from '../imaging/params.js';
+import type { ComplianceCheck } from '../passport/compliance.js';
 import type { PassportCountry } from '../passport/specs.js';
 
 export type FormatParam = (typeof FORMAT_VALUES)[number];
@@ -184,17 +185,7 @@ export interface PassportOptions {
   filename?: string;
 }
 
-export interface ComplianceCheck {
-  name: string;
-  passed: boolean;
-  value: number | string | null;
-  /** The rule in words; null when the document sets none (the check passes and says so). */
-  expected: string | null;
-  /** 'error': a failure makes the photo non-compliant; 'warning': advisory. */
-  severity: 'error' | 'warning';
-  /** What was found, in a plain sentence. */
-  message: string;
-}
+export type { ComplianceCheck };
 
 export interface PassportImage {
   /** `data:image/jpeg;base64,…` */

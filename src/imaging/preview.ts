@@ -4,7 +4,7 @@
 // cheap); the face detector is the passport worker's MediaPipe BlazeFace. Worker processes only.
 import sharp, { type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
-import { detectFaces } from '../passport/face-detector.js';
+import { detectFacesInPhoto } from '../passport/face-detector.js';
 import type { FaceBox } from './focus.js';
 
 export interface ImagePreview {
@@ -35,9 +35,9 @@ function hex(n: number): string {
   return Math.round(n).toString(16).padStart(2, '0');
 }
 
-async function lqipOf(thumb: Sharp): Promise<string> {
+async function lqipOf(image: Sharp): Promise<string> {
   for (const [side, quality] of [[LQIP_SIDE, 40], [16, 25], [10, 20]] as const) {
-    const webp = await thumb.clone().resize(side, side, { fit: 'inside' }).webp({ quality, alphaQuality: 50, effort: 2 }).toBuffer();
+    const webp = await image.clone().resize(side, side, { fit: 'inside' }).webp({ quality, alphaQuality: 50, effort: 2 }).toBuffer();
     const url = `data:image/webp;base64,${webp.toString('base64')}`;
     if (url.length <= LQIP_MAX_BYTES) return url;
   }
@@ -76,11 +76,13 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
     .ensureAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
-  const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
-  const small = sharp(data, raw);
-  const thumb = await small.clone().resize(THUMBHASH_SIDE, THUMBHASH_SIDE, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true });
-  const thumbhash = Buffer.from(rgbaToThumbHash(thumb.info.width, thumb.info.height, thumb.data)).toString('base64');
-  const { faces } = await detectFaces({ data, width: info.width, height: info.height, channels: 4 });
+  const small = sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } });
+  // The libvips steps (ThumbHash copy, LQIP) are started before the detector and run on libuv's
+  // threads while the WASM detector holds this one: the step costs about its CPU time minus ~5 ms.
+  const thumbing = small.clone().resize(THUMBHASH_SIDE, THUMBHASH_SIDE, { fit: 'inside' }).raw().toBuffer({ resolveWithObject: true });
+  const lqiping = lqipOf(small);
+  const faces = await detectFacesInPhoto({ data, width: info.width, height: info.height, channels: 4 });
+  const thumb = await thumbing;
   return {
     faces: faces.map((f) => ({
       x: clamp01(f.box.x / info.width),
@@ -89,9 +91,9 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
       h: clamp01(f.box.height / info.height),
       score: Math.round(f.confidence * 1000) / 1000,
     })),
-    thumbhash,
+    thumbhash: Buffer.from(rgbaToThumbHash(thumb.info.width, thumb.info.height, thumb.data)).toString('base64'),
     dominantColor: dominantColour(thumb.data),
-    lqip: await lqipOf(sharp(thumb.data, { raw: { width: thumb.info.width, height: thumb.info.height, channels: 4 } })),
+    lqip: await lqiping,
     frames,
   };
 }

@@ -37,7 +37,9 @@ export function createApp(deps: WebDeps): Express {
   app.use(jobsRoutes(deps, keys));
   app.use(docsRoutes(deps));
   app.use(monitoringRoutes(deps, metrics));
-  if (deps.config.storageDriver === 'local') {
+  // Every URL handed out must resolve: stored objects are served at CDN_URL's path with local
+  // storage, and with GCS too while CDN_URL points at this service (the default).
+  if (deps.config.storageDriver === 'local' || new URL(deps.config.cdnUrl).origin === new URL(deps.config.baseUrl).origin) {
     const cdnPath = new URL(deps.config.cdnUrl).pathname.replace(/\/+$/, '');
     if (cdnPath) app.get(`${cdnPath}/*splat`, pathSet('B'), cdnFilesController(deps, cdnPath));
   }

@@ -80,6 +80,10 @@ for (const driver of ['local', 'gcs'] as const) {
       for (const u of uploaded) {
         const doc = after.find((d) => String(d._id) === u.imageId)!;
         expect(sha256(await svc.deps.storage.read(doc.storageKey))).to.equal(u.sha);
+        // The handed-out URL (CDN_URL on this service, with either driver) serves the same bytes.
+        const served = await fetch(u.public_url);
+        expect(served.status, u.public_url).to.equal(200);
+        expect(sha256(Buffer.from(await served.arrayBuffer()))).to.equal(u.sha);
       }
       // A second run finds nothing to do.
       const again = await reconcileCatalogWithStorage(svc.deps.catalog, svc.deps.storage);

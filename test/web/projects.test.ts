@@ -5,18 +5,12 @@ import { expect } from 'chai';
 import type { Credential } from '../../src/catalog/api-keys.js';
 import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
+import type { Project } from '../../src/client/types.js';
 import { cdnUpload, expectDetail, listAll, storedObjects, tinyJpeg, usageOf, type CdnUploadBody } from './set-b-helpers.js';
 
 const PROJECT_KEYS = ['projectId', 'name', 'slug', 'description', 'image_count', 'created_at'];
 
-interface ProjectBody {
-  projectId: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  image_count: number;
-  created_at: string;
-}
+type ProjectBody = Project;
 
 describe('set B projects', function () {
   this.timeout(60_000);

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { request, upload } from '../harness/http.js';
 import type { TestService } from '../harness/test-service.js';
+import type { UploadResult } from '../../src/client/types.js';
 
 export const MB = 1024 * 1024;
 export const GB = 1024 * MB;
@@ -18,20 +19,8 @@ export async function tinyJpeg(seed: number, width = 24, height = 16): Promise<B
   return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
 }
 
-export interface CdnUploadBody {
-  success: boolean;
-  error: string;
-  public_url: string;
-  cdn_url: string;
-  size: number;
-  content_type: string;
-  imageId: string;
-  project: string;
-  public_id: string;
-  width: number;
-  height: number;
-  checksum: string;
-}
+/** The SDK's type of the upload answer: tests read the same shape the SDK promises. */
+export type CdnUploadBody = UploadResult;
 
 /** POST /cdn/upload that must succeed; returns the body. */
 export async function cdnUpload(svc: TestService, key: string, bytes: Buffer, options: { project?: string; filename?: string; mime?: string } = {}): Promise<CdnUploadBody> {

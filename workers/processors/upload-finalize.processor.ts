@@ -26,9 +26,10 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       // The front door hashed the file as it arrived; a staged object of another size is hashed anew.
       const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
       const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256, ctx.config.maxAnimatedFrames));
-      // ---- Preview step (issue 18): faces and placeholders, computed once per version. ----------
-      const preview = await ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, info.frames, ctx));
-      // ---- end of the preview step ----------------------------------------------------------------
+      // Faces and placeholders (issue 18), once per version. Started here and awaited only before the
+      // catalog write: it runs while the quota is held and the original is written durably, so it
+      // adds little to the upload's latency. previewOf never rejects.
+      const previewing = ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, info.frames, ctx));
       const existing = await findImage(catalog, data.userId, data.publicId);
       let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
@@ -56,7 +57,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         bytes: bytes.length,
         checksum: info.checksum,
         storageKey,
-        preview,
+        preview: null,
       };
       await storage.put(storageKey, bytes, {
         contentType: info.contentType,
@@ -64,7 +65,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         metadata: originalMetadata(entry),
         sha256: info.checksum,
       });
-      const { image, previous, settled } = await recordUpload(catalog, entry, { existing, heldBytes });
+      const { image, previous, settled } = await recordUpload(catalog, { ...entry, preview: await previewing }, { existing, heldBytes });
       // Settled: the hold went with the usage delta. Otherwise (a re-run) a hold may be left.
       if (!settled) await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {

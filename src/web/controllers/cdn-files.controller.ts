@@ -1,5 +1,6 @@
-// Local storage mode: the front door serves stored objects at CDN_URL's path, so every public URL
-// it hands out resolves. (With GCS, CDN_URL points at the bucket or a CDN in front of it.)
+// The front door serves stored objects at CDN_URL's path, so every public URL it hands out
+// resolves: always with local storage, and with GCS while CDN_URL is on this service (in
+// production CDN_URL points at the bucket or a CDN in front of it, and this route is not mounted).
 import type { Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
 import { isDerivativeKey } from '../../imaging/params.js';
