@@ -5,7 +5,7 @@
 //
 // Every country runs the clean portrait and the cut crown / cut chin (a cut head is never
 // compliant anywhere). The other made-to-fail inputs (about 1 s each on a 1280 px input) run for
-// one representative of each rule family, so the suite grows by three runs per added document:
+// one representative of each rule family (a document outside them adds three runs, not twelve):
 // glasses forbidden (usa) or discouraged (the others); expression neutral_or_smile (usa, india,
 // china) or neutral_mouth_closed (uk); placement by eye line (usa, india), by top margin (china) or
 // by centring the head (uk); white background or light grey (uk); kB limits or none (uk).
