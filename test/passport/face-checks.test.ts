@@ -81,6 +81,11 @@ describe('passport face checks (eyes, glasses, expression, headwear, whole head,
           expect(check(r, 'head_height').passed, v).to.equal(false);
           expect(check(r, 'head_height').value).to.equal(null);
           expect(r.measurements[v === 'cut_crown' ? 'crown_cut' : 'chin_cut']).to.equal(true);
+          if (PASSPORT_SPECS[country].topMarginMm) {
+            // the gap above a cut head cannot be known either
+            expect(check(r, 'head_top_margin').passed, v).to.equal(false);
+            expect(check(r, 'head_top_margin').value, v).to.equal(null);
+          }
           expect(r.compliant, v).to.equal(false);
         }
       });

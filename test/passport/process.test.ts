@@ -106,6 +106,9 @@ describe('processPassportPhoto', function () {
           expect(r.measurements.eye_line_ratio).to.be.closeTo(eyeLine, 0.02);
           expect(r.measurements.head_height_ratio).to.be.closeTo(head, 0.05);
           expect(r.checks.find((c) => c.name === 'head_height')?.passed).to.equal(true);
+          const sizeCheck = r.checks.find((c) => c.name === 'file_size');
+          expect(sizeCheck?.passed, sizeCheck?.message).to.equal(true);
+          if (spec.fileSizeKb.min === null && spec.fileSizeKb.max === null) expect(sizeCheck?.expected, 'printed-only: no kB rule').to.equal(null);
           const eyeCheck = r.checks.find((c) => c.name === 'eye_line');
           expect(eyeCheck?.passed).to.equal(true);
           if (!spec.eyeLineRatio) {
