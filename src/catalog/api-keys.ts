@@ -116,3 +116,9 @@ export async function credentialById(catalog: Catalog, keyId: string): Promise<A
   const user = await catalog.users.findById(doc.userId).lean();
   return { userId: doc.userId, plan: user?.plan ?? 'free', secret: doc.secret, keyId: String(doc._id) };
 }
+
+/** The plan id of a user ('free' when the user has no record). */
+export async function userPlanId(catalog: Catalog, userId: string): Promise<string> {
+  const user = await catalog.users.findById(userId, { plan: 1 }).lean();
+  return user?.plan ?? 'free';
+}

@@ -192,6 +192,12 @@ export async function listImagesPage(catalog: Catalog, scope: Record<string, unk
   return { images: docs.slice(0, limit), hasMore: docs.length > limit };
 }
 
+/** Ids of at most `limit` derivatives of an image made through one origin (the keyless caps count them). */
+export async function derivativeIdsOfOrigin(catalog: Catalog, imageId: Types.ObjectId, origin: DerivativeOrigin, limit: number): Promise<string[]> {
+  const found = await catalog.derivatives.find({ imageId, origin }, { _id: 1 }).limit(limit).lean();
+  return found.map((d) => String(d._id));
+}
+
 /** Removes every derivative of a stored original from storage and catalog. Returns how many. */
 export async function purgeDerivatives(catalog: Catalog, storage: Storage, image: Pick<ImageDoc, '_id' | 'userId' | 'storageKey'>, keepVersion?: string): Promise<number> {
   const prefix = derivativePrefix(image.storageKey);

@@ -2,6 +2,7 @@
 // route): the output is never larger than the original in either side nor above a maximum side,
 // and each image has a budget of new derivatives per route (origin). Existing derivatives are
 // served freely, like files behind a CDN.
+import { derivativeIdsOfOrigin } from '../../catalog/images.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
 import { ServiceError } from '../../errors.js';
@@ -96,12 +97,12 @@ export async function admitKeylessDerivative(
 ): Promise<() => Promise<void>> {
   const refuse = (count: number) =>
     new ServiceError('forbidden', `This image already has ${count} derivatives made through ${ROUTE_OF[origin]} (limit ${max}); use an existing size or an API key`);
-  const existing = await deps.catalog.derivatives.find({ imageId: image._id, origin }, { _id: 1 }).limit(max).lean();
+  const existing = await derivativeIdsOfOrigin(deps.catalog, image._id, origin, max);
   if (existing.length >= max) throw refuse(existing.length);
   const setKey = `pictor:${origin}deriv:${String(image._id)}:${image.version}`;
   // Kept well past a job's time limit, so every admitted derivative is in the catalog by then.
   const ttlSeconds = Math.max(600, Math.ceil((2 * deps.config.jobTimeoutMs) / 1000));
-  const ok = await deps.redis.eval(ADMIT_DERIVATIVE, 1, setKey, key, String(max), String(ttlSeconds), ...existing.map((d) => d._id));
+  const ok = await deps.redis.eval(ADMIT_DERIVATIVE, 1, setKey, key, String(max), String(ttlSeconds), ...existing);
   if (ok !== 1) throw refuse(max);
   return async () => {
     await deps.redis.srem(setKey, key).catch(() => undefined);

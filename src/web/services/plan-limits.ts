@@ -5,6 +5,7 @@
 // renders already under way), which docs/limits.md states. Counters older than that are used while
 // a fresh read runs in the background, and when the catalog cannot be read the check lets the
 // request through (an outage is not the customer's excess; stored images keep being served).
+import { userPlanId } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { planById, type Plan } from '../../catalog/plans.js';
 import { nextPeriodStart, readUsage } from '../../catalog/usage.js';
@@ -111,9 +112,9 @@ export class PlanLimits {
   }
 
   private async load(ownerId: string): Promise<OwnerStanding> {
-    const [user, usage] = await Promise.all([this.catalog.users.findById(ownerId, { plan: 1 }).lean(), readUsage(this.catalog, ownerId)]);
+    const [planId, usage] = await Promise.all([userPlanId(this.catalog, ownerId), readUsage(this.catalog, ownerId)]);
     return {
-      plan: planById(user?.plan ?? 'free'),
+      plan: planById(planId),
       storageBytes: usage.storageBytes,
       bandwidthBytes: usage.bandwidthBytes,
       transformations: usage.transformations,
