@@ -1,8 +1,9 @@
 // Bench of issue 18's two cost targets, each measured side by side in one run (alternating
 // samples, medians), in-process on one core's worth of work:
 //   1. a cache miss with gravity=face (faces precomputed at upload: a focus point) vs gravity=center;
-//   2. the finalize job's new work per ~1 MB JPEG upload (faces, ThumbHash, dominant colour, LQIP)
-//      next to the work it already did (the upload inspection).
+//   2. the finalize job's new work per ~1 MB JPEG upload (faces, ThumbHash, dominant colour, LQIP):
+//      what it adds to the job, which starts it before the original's durable write and awaits it
+//      after, and what it costs alone (wall and CPU).
 // Usage: node dist/scripts/bench/transformations.js   (BENCH_PHOTOS: folder of JPEGs, BENCH_ROUNDS)
 import fs from 'node:fs';
 import os from 'node:os';
