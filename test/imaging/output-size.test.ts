@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { outputSize, resizeSource, type Size } from '../../src/imaging/output-size.js';
-import type { ResolvedFit, TransformPlan } from '../../src/imaging/params.js';
+import { derivativeKey, resolvePlan, type ResolvedFit, type TransformPlan } from '../../src/imaging/params.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 
 const settings = { avifEffort: 0, webpEffort: 0, maxInputPixels: 50_000_000 };
@@ -100,4 +100,17 @@ describe('outputSize: sharp’s resize geometry without sharp', function () {
     });
   }
 
+  it('one side with fit=fill is the same derivative as without fit: same key, same rendered size', async () => {
+    const source = SOURCES[0];
+    const input = await sourceBytes(source, 'png');
+    const ctx = { accept: '', sourceFormat: 'png' as const, preferWebpWhenUnsure: false };
+    for (const side of [{ w: 100 }, { h: 77 }]) {
+      const plain = resolvePlan('B', { ...side, f: 'png' }, ctx).plan;
+      const fill = resolvePlan('B', { ...side, fit: 'fill', f: 'png' }, ctx).plan;
+      expect(derivativeKey('u/images/a.png', 'v1', fill)).to.equal(derivativeKey('u/images/a.png', 'v1', plain));
+      const [plainSize, fillSize] = [await rendered(input, plain), await rendered(input, fill)];
+      expect(fillSize, JSON.stringify(side)).to.deep.equal(plainSize);
+      expect(plainSize).to.deep.equal(outputSize(source, plain));
+    }
+  });
 });
