@@ -8,8 +8,7 @@ import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { routeTables } from '../routes/index.js';
 import { openApiPath, type RouteOptions } from '../routes/route-table.js';
 import { RESPONSE_SCHEMAS } from '../schemas/responses.schemas.js';
-import { createProjectBody, deleteImagesBody, deleteProjectBody, updateProjectBody } from '../schemas/set-b.schemas.js';
-import { API_KEY, idOf, type Json, type Operation, type Schema } from './operation.js';
+import { API_KEY, idOf, jsonBodySchema, type Json, type Operation, type Schema } from './operation.js';
 
 export type OpenApiOptions = RouteOptions;
 
@@ -41,15 +40,17 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     if (paths[path][method]) throw new Error(`${method.toUpperCase()} ${path} is in the route tables twice`);
     paths[path][method] = op;
   };
+  const requestSchemas = new Set<Schema>();
   for (const table of routeTables(options)) {
     for (const route of table.routes) {
       add(openApiPath(route.path), route.method, route.openapi);
+      const body = jsonBodySchema(route.openapi.requestBody);
+      if (body) requestSchemas.add(body);
       if (route.alias) add(route.alias.path, route.method, { ...route.openapi, summary: route.alias.summary, operationId: route.alias.operationId });
     }
   }
   const tagged = (name: string) => Object.values(paths).some((item) => Object.values(item).some((op) => op.tags.includes(name)));
 
-  const requestSchemas = [deleteImagesBody, createProjectBody, updateProjectBody, deleteProjectBody] as Schema[];
   return {
     openapi: '3.1.0',
     info: {
@@ -78,6 +79,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
     security: API_KEY,
     paths,
     components: {
+      // Response bodies, and the JSON request bodies the route tables name.
       schemas: Object.fromEntries([...RESPONSE_SCHEMAS, ...requestSchemas].map((s) => [idOf(s as Schema), component(s as Schema)])),
       securitySchemes: {
         ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'API key (pk_…); also accepted as X-API-KEY' },

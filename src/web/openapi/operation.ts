@@ -47,8 +47,17 @@ export function pathParameter(name: string, description: string): Json {
   return { name, in: 'path', required: true, description, schema: { type: 'string', minLength: 1 } };
 }
 
+/** The schema behind each JSON body, so the document lists exactly the bodies its routes take. */
+const BODY_SCHEMAS = new WeakMap<object, Schema>();
+
 export function jsonBody(schema: Schema): Json {
-  return { required: true, content: { 'application/json': { schema: ref(idOf(schema)) } } };
+  const body = { required: true, content: { 'application/json': { schema: ref(idOf(schema)) } } };
+  BODY_SCHEMAS.set(body, schema);
+  return body;
+}
+
+export function jsonBodySchema(body: Json | undefined): Schema | undefined {
+  return body ? BODY_SCHEMAS.get(body) : undefined;
 }
 
 /** multipart/form-data: the `file` part plus the form fields of a schema. */
