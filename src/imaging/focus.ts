@@ -1,6 +1,7 @@
 // Focus points for content-aware crops (gravity=focal, gravity=face): where a point of the
 // auto-oriented original lands after crop, rot and flip, and which crop window keeps it in frame.
 // Pure arithmetic: shared by the front door (plan) and the worker (pipeline).
+import { resizedSize } from './output-size.js';
 import type { CropRect, FocusPoint, TransformPlan } from './params.js';
 
 /** A face box, 0-1 of the auto-oriented original, as detected at upload. */
@@ -52,9 +53,10 @@ export function focusThroughGeometry(point: FocusPoint, plan: Pick<TransformPlan
  * (covering `width`×`height`) and the window to extract, centred on the focus where the edges allow.
  */
 export function focusWindow(sourceWidth: number, sourceHeight: number, width: number, height: number, focus: FocusPoint) {
-  const scale = Math.max(width / sourceWidth, height / sourceHeight);
-  const resizedWidth = Math.max(width, Math.round(sourceWidth * scale));
-  const resizedHeight = Math.max(height, Math.round(sourceHeight * scale));
+  // What sharp's cover resize makes before it crops (fit outside), never smaller than the box.
+  const resized = resizedSize({ width: sourceWidth, height: sourceHeight }, { width, height, fit: 'outside' });
+  const resizedWidth = Math.max(width, resized.width);
+  const resizedHeight = Math.max(height, resized.height);
   const left = Math.min(resizedWidth - width, Math.max(0, Math.round(focus.x * resizedWidth - width / 2)));
   const top = Math.min(resizedHeight - height, Math.max(0, Math.round(focus.y * resizedHeight - height / 2)));
   return { resizedWidth, resizedHeight, left, top };

@@ -285,7 +285,10 @@ export function resolvePlan(
       fit = 'cover';
     }
   } else {
-    fit = (req.fit?.toLowerCase() as FitMode | undefined) ?? 'contain';
+    // fit places the image in a w×h box; with one side sharp's fill would still stretch that
+    // side alone, an image the derivative key (which omits fit then) does not name.
+    const box = width !== undefined && height !== undefined;
+    fit = box ? ((req.fit?.toLowerCase() as FitMode | undefined) ?? 'contain') : 'contain';
   }
   const plan: TransformPlan = {
     width,

@@ -117,7 +117,7 @@ describe('GET /metrics and /admin/queues', function () {
     expect(delta('pictor_derivative_cache_total', { route: '/transform', result: 'hit' })).to.equal(1);
     expect(delta('pictor_derivative_cache_total', { route: '/image/*path', result: 'miss' })).to.equal(1);
     expect(delta('pictor_image_bytes_served_total', { route: '/image/*path' })).to.equal(image.bytes.length);
-    expect(delta('pictor_image_bytes_served_total', { route: '/files/*splat' })).to.equal(original.bytes.length);
+    expect(delta('pictor_image_bytes_served_total', { route: '/files/*key' })).to.equal(original.bytes.length);
 
     // Jobs from the worker (pushed through Redis), per queue and outcome.
     expect(delta('pictor_job_duration_seconds_count', { queue: 'upload-finalize', status: 'completed' })).to.be.at.least(1);

@@ -7,6 +7,8 @@ import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import type { Express } from 'express';
 import { createApp } from '../../src/web/app.js';
+import { buildOpenApiDocument } from '../../src/web/openapi/document.js';
+import { routeOptions } from '../../src/web/routes/route-table.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
@@ -57,6 +59,29 @@ export function walkRoutes(app: Express): Walked {
   return walked;
 }
 
+/** Operations (`METHOD /path`) of a document, path parameters written `{}`. */
+function documentedOperations(doc: Json): Set<string> {
+  const documented = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const m of METHODS) if (item[m]) documented.add(`${m.toUpperCase()} ${normalizePath(path)}`);
+  }
+  return documented;
+}
+
+/** What one side has and the other lacks: routes, mounted sub-apps, documented operations. */
+function compareWithApp(app: Express, doc: Json) {
+  const { routes, mounts } = walkRoutes(app);
+  const documented = documentedOperations(doc);
+  const documentedMounts = new Set([...documented].map((d) => d.split(' ')[1]));
+  return {
+    routes,
+    mounts,
+    undocumented: [...routes].filter((r) => !documented.has(r)),
+    undocumentedMounts: [...mounts].filter((m) => !documentedMounts.has(m)),
+    withoutRoute: [...documented].filter((d) => !routes.has(d) && !mounts.has(d.split(' ')[1])),
+  };
+}
+
 describe('OpenAPI document (GET /openapi.json)', function () {
   this.timeout(60_000);
   let svc: TestService;
@@ -105,22 +130,35 @@ describe('OpenAPI document (GET /openapi.json)', function () {
   });
 
   it('every Express route is documented and every documented path and method is a route', () => {
-    const app = createApp(svc.deps);
-    const { routes, mounts } = walkRoutes(app);
+    const { routes, mounts, undocumented, undocumentedMounts, withoutRoute } = compareWithApp(createApp(svc.deps), doc);
     expect(routes.size).to.be.greaterThan(20);
-    const documented = new Set<string>();
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
-      for (const m of METHODS) if (item[m]) documented.add(`${m.toUpperCase()} ${normalizePath(path)}`);
-    }
-    const undocumented = [...routes].filter((r) => !documented.has(r));
     expect(undocumented, 'routes missing from the document').to.deep.equal([]);
-    const documentedMounts = new Set([...documented].map((d) => d.split(' ')[1]));
-    expect([...mounts].filter((m) => !documentedMounts.has(m)), 'mounted sub-apps missing from the document').to.deep.equal([]);
-    const missing = [...documented].filter((d) => !routes.has(d) && !mounts.has(d.split(' ')[1]));
-    expect(missing, 'documented operations without a route').to.deep.equal([]);
+    expect(undocumentedMounts, 'mounted sub-apps missing from the document').to.deep.equal([]);
+    expect(withoutRoute, 'documented operations without a route').to.deep.equal([]);
     // The ones this feature adds are among them.
     for (const r of ['GET /openapi.json', 'GET /docs', 'GET /metrics', 'GET /jobs/{}', 'GET /files/{}']) expect(routes.has(r), r).to.equal(true);
     expect(mounts.has('/admin/queues')).to.equal(true);
+  });
+
+  it('lists /files and /admin/queues exactly when the app mounts them (local, GCS on this origin, GCS elsewhere)', () => {
+    const cases = [
+      { storageDriver: 'local', cdnUrl: svc.deps.config.cdnUrl, adminToken: '', files: true },
+      // GCS with CDN_URL on this service (the default): the front door serves the objects.
+      { storageDriver: 'gcs', cdnUrl: `${svc.baseUrl}/media`, adminToken: 'openapi-admin-token', files: true },
+      // GCS behind a CDN of its own: no /files route here, and none in the document.
+      { storageDriver: 'gcs', cdnUrl: 'https://cdn.example.test/bucket', adminToken: '', files: false },
+    ] as const;
+    for (const c of cases) {
+      const config = { ...svc.deps.config, storageDriver: c.storageDriver, cdnUrl: c.cdnUrl, adminToken: c.adminToken };
+      const generated = buildOpenApiDocument(routeOptions(config));
+      const label = `${c.storageDriver} ${c.cdnUrl} admin=${c.adminToken !== ''}`;
+      const { routes, mounts, undocumented, undocumentedMounts, withoutRoute } = compareWithApp(createApp({ ...svc.deps, config }), generated);
+      expect({ undocumented, undocumentedMounts, withoutRoute }, label).to.deep.equal({ undocumented: [], undocumentedMounts: [], withoutRoute: [] });
+      const filesRoute = `GET ${normalizePath(new URL(c.cdnUrl).pathname)}/{}`;
+      expect(routes.has(filesRoute), `${label}: ${filesRoute} mounted`).to.equal(c.files);
+      expect(documentedOperations(generated).has(filesRoute), `${label}: ${filesRoute} documented`).to.equal(c.files);
+      expect(mounts.has('/admin/queues'), `${label}: queue dashboard`).to.equal(c.adminToken !== '');
+    }
   });
 
   it('parameters come from the validation schemas: transform ranges, enums, signed-URL params, bodies', () => {

@@ -6,9 +6,33 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServiceError } from '../../errors.js';
+import { NO_AUTH, errors, plain } from '../openapi/operation.js';
+import type { RouteTable } from './route-table.js';
 
 /** dist/src/web/routes → dist/dashboard. */
 export const DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dashboard');
+
+export function dashboardRouteTable(): RouteTable {
+  return {
+    routes: [
+      {
+        method: 'get',
+        path: '/dashboard',
+        mount: true,
+        handlers: () => [dashboardRoutes()],
+        openapi: {
+          tags: ['Documentation'],
+          summary: 'Web dashboard',
+          description:
+            'Upload, gallery, transform playground, srcset, usage, projects and the passport demo in the browser; paste an API key (kept in session storage). Its static files are served under /dashboard/.',
+          operationId: 'getDashboard',
+          security: NO_AUTH,
+          responses: { '200': plain('HTML page', 'text/html'), ...errors('B', [404]) },
+        },
+      },
+    ],
+  };
+}
 
 export function dashboardRoutes(dir = DASHBOARD_DIR): Router {
   const router = Router();

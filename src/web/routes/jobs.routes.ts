@@ -1,11 +1,27 @@
-import { Router } from 'express';
+// GET /jobs/:id: the state of an async job, for its owner.
 import { jobStatusController } from '../controllers/jobs.controller.js';
-import { requireApiKey, type KeyCache } from '../middleware/auth.js';
+import { requireApiKey } from '../middleware/auth.js';
 import { pathSet } from '../middleware/path-set.js';
-import type { WebDeps } from '../web-deps.js';
+import { API_KEY, errors, json, pathParameter } from '../openapi/operation.js';
+import type { RouteTable } from './route-table.js';
 
-export function jobsRoutes(deps: WebDeps, keys: KeyCache): Router {
-  const router = Router();
-  router.get('/jobs/:id', pathSet('B'), requireApiKey(keys), jobStatusController(deps));
-  return router;
+export function jobsRouteTable(): RouteTable {
+  return {
+    routes: [
+      {
+        method: 'get',
+        path: '/jobs/:id',
+        handlers: ({ deps, keys }) => [pathSet('B'), requireApiKey(keys), jobStatusController(deps)],
+        openapi: {
+          tags: ['Jobs'],
+          summary: 'State of an async job (owner only)',
+          description: 'When completed, the body the synchronous call would have returned; finished jobs are kept for an hour.',
+          operationId: 'getJob',
+          security: API_KEY,
+          parameters: [pathParameter('id', 'Job id from a 202 answer')],
+          responses: { '200': json('JobStatus'), ...errors('B', [401, 404, 422]) },
+        },
+      },
+    ],
+  };
 }

@@ -1,17 +1,62 @@
-import { Router } from 'express';
+// Passport photos (set B shapes): the specifications and the public, gated demo.
 import { passportFromUrlController, passportSpecsController, passportUploadController } from '../controllers/passport.controller.js';
-import { pathSet } from '../middleware/path-set.js';
 import { perIpLimit } from '../middleware/rate-limit.js';
 import { validateSetB } from '../middleware/validate-set-b.js';
-import { passportUrlQuery } from '../schemas/passport.schemas.js';
+import { NO_AUTH, binaryImage, demoParameters, errors, json, multipartBody, parametersOf, ref } from '../openapi/operation.js';
+import { passportUploadFields, passportUrlQuery } from '../schemas/passport.schemas.js';
 import type { WebDeps } from '../web-deps.js';
+import type { RouteTable } from './route-table.js';
 
-export function passportRoutes(deps: WebDeps): Router {
-  const router = Router();
-  const limit = perIpLimit(deps.redis, 'passport', deps.config.demoRateLimitPerMin);
-  router.use('/passport-photo', pathSet('B'));
-  router.get('/passport-photo/specs', passportSpecsController());
-  router.get('/passport-photo/demo/process', limit, validateSetB({ query: passportUrlQuery, lowerCaseQuery: ['country'] }), passportFromUrlController(deps));
-  router.post('/passport-photo/demo/process', limit, passportUploadController(deps));
-  return router;
+// One budget for both demo routes: the limiter counts in Redis under this name.
+const demoLimit = (deps: WebDeps) => perIpLimit(deps.redis, 'passport', deps.config.demoRateLimitPerMin);
+const GATED = 'Gated like the image demo (X-Demo-Token or an allowed Origin/Referer); rate-limited per IP.';
+
+export function passportRouteTable(): RouteTable {
+  const responses = {
+    '200': {
+      description: 'The photo with its compliance report (JSON), or the JPEG itself with `Accept: image/jpeg`',
+      content: { 'application/json': { schema: ref('PassportResult') }, 'image/jpeg': { schema: binaryImage } },
+    },
+    ...errors('B', [400, 403, 404, 413, 415, 422, 429, 503, 504]),
+  };
+  return {
+    pathSet: { set: 'B', prefixes: ['/passport-photo'] },
+    routes: [
+      {
+        method: 'get',
+        path: '/passport-photo/specs',
+        handlers: () => [passportSpecsController()],
+        openapi: { tags: ['Passport'], summary: 'Passport specifications of every supported country', operationId: 'passportSpecs', security: NO_AUTH, responses: { '200': json('PassportSpecs') } },
+      },
+      {
+        method: 'get',
+        path: '/passport-photo/demo/process',
+        handlers: ({ deps }) => [demoLimit(deps), validateSetB({ query: passportUrlQuery, lowerCaseQuery: ['country'] }), passportFromUrlController(deps)],
+        openapi: {
+          tags: ['Passport'],
+          summary: 'Process a passport photo from a URL',
+          description: GATED,
+          operationId: 'passportFromUrl',
+          security: NO_AUTH,
+          parameters: [...parametersOf(passportUrlQuery, 'query'), ...demoParameters()],
+          responses,
+        },
+      },
+      {
+        method: 'post',
+        path: '/passport-photo/demo/process',
+        handlers: ({ deps }) => [demoLimit(deps), passportUploadController(deps)],
+        openapi: {
+          tags: ['Passport'],
+          summary: 'Process an uploaded passport photo',
+          description: GATED,
+          operationId: 'passportUpload',
+          security: NO_AUTH,
+          parameters: demoParameters(),
+          requestBody: multipartBody(passportUploadFields),
+          responses,
+        },
+      },
+    ],
+  };
 }

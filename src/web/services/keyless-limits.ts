@@ -6,23 +6,9 @@ import { derivativeIdsOfOrigin } from '../../catalog/images.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
 import { ServiceError } from '../../errors.js';
+import { resizeSource, resizedSize } from '../../imaging/output-size.js';
 import type { TransformPlan } from '../../imaging/params.js';
 import type { WebDeps } from '../web-deps.js';
-
-/** Output size of a resize plan on a width×height source (sharp's rules for one side or a box). */
-export function resizedSize(width: number, height: number, plan: TransformPlan): [number, number] {
-  if (plan.width !== undefined && plan.height === undefined) return [plan.width, Math.max(1, Math.round((height * plan.width) / width))];
-  if (plan.height !== undefined && plan.width === undefined) return [Math.max(1, Math.round((width * plan.height) / height)), plan.height];
-  if (plan.width === undefined || plan.height === undefined) return [width, height];
-  if (plan.fit === 'within') {
-    const scale = Math.min(1, plan.width / width, plan.height / height);
-    return [Math.round(width * scale), Math.round(height * scale)];
-  }
-  if (plan.fit !== 'inside' && plan.fit !== 'outside') return [plan.width, plan.height];
-  const pick = plan.fit === 'inside' ? Math.min : Math.max;
-  const scale = pick(plan.width / width, plan.height / height);
-  return [Math.round(width * scale), Math.round(height * scale)];
-}
 
 /**
  * Shrinks a keyless plan so that its picture is no wider or taller than the original (turned as
@@ -32,12 +18,10 @@ export function resizedSize(width: number, height: number, plan: TransformPlan):
  */
 export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'width' | 'height'>, maxSide: number): boolean {
   // What the resize works on: the crop rectangle, turned by rot (flip and trim never enlarge).
-  const turned = plan.rot === 90 || plan.rot === 270;
-  const cropped = plan.crop ? [plan.crop.width, plan.crop.height] : [original.width, original.height];
-  const [sourceW, sourceH] = turned ? [cropped[1], cropped[0]] : cropped;
+  const source = resizeSource(original, plan);
   // The picture may not exceed the original (turned as asked); the whole output, padding
   // included, may not exceed maxSide, and padding never fills that on its own.
-  const [originalW, originalH] = turned ? [original.height, original.width] : [original.width, original.height];
+  const { width: originalW, height: originalH } = resizeSource(original, { rot: plan.rot });
   let changed = false;
   if (plan.pad && plan.pad * 2 >= maxSide) {
     plan.pad = Math.max(0, Math.floor((maxSide - 1) / 4));
@@ -47,7 +31,7 @@ export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'wi
   const limitW = Math.min(originalW, maxSide - 2 * pad);
   const limitH = Math.min(originalH, maxSide - 2 * pad);
   if (plan.width === undefined && plan.height === undefined) {
-    if (sourceW <= limitW && sourceH <= limitH) return changed;
+    if (source.width <= limitW && source.height <= limitH) return changed;
     plan.width = limitW;
     plan.height = limitH;
     plan.fit = 'within';
@@ -55,7 +39,7 @@ export function capKeylessPlan(plan: TransformPlan, original: Pick<ImageDoc, 'wi
   }
   // Rounding of the derived side can leave it one pixel over: shrink again (at most a few times).
   for (let i = 0; i < 4; i++) {
-    const [w, h] = resizedSize(sourceW, sourceH, plan);
+    const { width: w, height: h } = resizedSize(source, plan);
     const factor = Math.min(1, limitW / w, limitH / h);
     if (factor >= 1) break;
     // The epsilon keeps 3000 × (2000 / 3000) at 2000, not 1999.
