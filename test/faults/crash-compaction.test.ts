@@ -22,8 +22,10 @@ describe('crash: SIGKILL of the whole npm start during catalog compactions', fun
       let stop = false;
       const streams = [0, 1].map(async () => {
         while (!stop) {
-          n++;
-          await uploadAcknowledged(tree, ack, await distinctJpeg(n), `compact/${n}`).catch(() => undefined);
+          // Taken before the await: the other stream moves n meanwhile, and two streams uploading
+          // different bytes under one public_id would race (the later finalize wins, not the later answer).
+          const id = ++n;
+          await uploadAcknowledged(tree, ack, await distinctJpeg(id), `compact/${id}`).catch(() => undefined);
         }
       });
       // Until at least one new snapshot appeared (a compaction ran), then a little more: the kill
