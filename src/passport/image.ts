@@ -1,5 +1,5 @@
 // Raw-pixel helpers for the passport pipeline: decode, resampling warps, box filters.
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PassportInputError } from './errors.js';
 
 /** Interleaved 8-bit pixels, row-major, no padding. */
@@ -18,24 +18,83 @@ export const DETECTION_MAX_SIDE = 1280;
 export type Rgb = readonly [number, number, number];
 
 export interface DecodedInput {
-  image: RawImage; // 3 channels, sRGB, EXIF orientation applied, alpha flattened onto the background
+  /**
+   * The working copy: 3 channels, sRGB, EXIF orientation applied, alpha flattened onto the
+   * background. Detection, refinement and segmentation run on it; for large JPEGs it is reduced.
+   */
+  image: RawImage;
   format: string;
   hadAlpha: boolean;
   density: number | null;
-  /** The input's own size (EXIF-oriented) and the factor it was reduced by while decoding. */
+  /** The input's own size (EXIF-oriented) and the factor the working copy is reduced by (1 = full size). */
   originalWidth: number;
   originalHeight: number;
   shrink: number;
+  /**
+   * Pixels of a rectangle of the full-size image (EXIF-oriented coordinates, clipped to the image),
+   * with the same colour handling as the working copy. `left`/`top` say where the returned pixels
+   * start. Without a reduced working copy this is the working copy itself.
+   */
+  region(bounds: PixelBounds): Promise<{ image: RawImage; left: number; top: number }>;
+}
+
+/** A rectangle in whole pixels: [left, right) x [top, bottom). */
+export interface PixelBounds {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
 }
 
 /**
- * JPEGs with a long side of at least this are decoded at half size (libjpeg's DCT scaling: about 4x
- * less decode work). A 12 MP phone portrait keeps far more pixels than a 600 px photo needs; the
- * pipeline decodes again at full size when the half-size face would have to be enlarged.
+ * JPEGs with a long side of at least this get a reduced working copy (libjpeg's DCT scaling decodes
+ * it at 1/4 or 1/8 of the work) and the output is rendered from a region decode of the full-size
+ * image: a 12 MP phone portrait is never decoded whole at full size.
  */
 export const SHRINK_ON_LOAD_MIN_SIDE = 3000;
+/** The reduced working copy keeps a long side of at least this (the models see <= 256 px of it). */
+export const WORKING_MIN_SIDE = 760;
 
-/** Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are PassportInputErrors. */
+/**
+ * The resize factor for the working copy. sharp decodes a JPEG at 1/s (s = 2, 4, 8) when the
+ * factor is at least s + 1 (it lowers s for factors in [s, s + 1) to avoid libjpeg rounding): the
+ * largest s whose copy keeps WORKING_MIN_SIDE, with the factor set to s + 1 so DCT scaling applies.
+ */
+export function workingShrink(longSide: number): number {
+  for (const s of [8, 4, 2]) if (longSide / (s + 1) >= WORKING_MIN_SIDE) return s + 1;
+  return 1;
+}
+
+/** The stored-image rectangle that EXIF orientation `o` turns into the displayed rectangle `r`. */
+export function storedRegion(
+  r: { left: number; top: number; width: number; height: number },
+  orientation: number,
+  storedWidth: number,
+  storedHeight: number,
+): { left: number; top: number; width: number; height: number } {
+  const { left: L, top: T, width: w, height: h } = r;
+  switch (orientation) {
+    case 2: return { left: storedWidth - L - w, top: T, width: w, height: h };
+    case 3: return { left: storedWidth - L - w, top: storedHeight - T - h, width: w, height: h };
+    case 4: return { left: L, top: storedHeight - T - h, width: w, height: h };
+    case 5: return { left: T, top: L, width: h, height: w };
+    case 6: return { left: T, top: storedHeight - L - w, width: h, height: w };
+    case 7: return { left: storedWidth - T - h, top: storedHeight - L - w, width: h, height: w };
+    case 8: return { left: storedWidth - T - h, top: L, width: h, height: w };
+    default: return { ...r };
+  }
+}
+
+function asRaw(data: Buffer, info: { width: number; height: number; channels: number }): RawImage {
+  if (info.channels !== 3 || data.length !== info.width * info.height * 3) throw new Error(`unexpected ${info.channels}-channel pixels (${data.length} bytes) after conversion`);
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 };
+}
+
+/**
+ * Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are
+ * PassportInputErrors. With `allowShrink`, a large JPEG's working copy is decoded reduced and
+ * `region` decodes only the rectangle it is asked for, at full size.
+ */
 export async function decodeInput(input: Buffer, background: Rgb, allowShrink = false): Promise<DecodedInput> {
   let meta: Metadata;
   try {
@@ -47,30 +106,53 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
   if (meta.width * meta.height > MAX_INPUT_PIXELS) {
     throw new PassportInputError('image_too_large', `The image has ${meta.width * meta.height} pixels; the limit is ${MAX_INPUT_PIXELS}.`);
   }
-  const swap = (meta.orientation ?? 1) >= 5;
+  const orientation = meta.orientation ?? 1;
+  const swap = orientation >= 5;
   const originalWidth = swap ? meta.height : meta.width;
   const originalHeight = swap ? meta.width : meta.height;
-  const shrink = allowShrink && meta.format === 'jpeg' && Math.max(originalWidth, originalHeight) >= SHRINK_ON_LOAD_MIN_SIDE ? 2 : 1;
-  try {
-    let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).autoOrient();
-    if (shrink > 1) {
-      pipeline = pipeline.resize(Math.round(originalWidth / shrink), Math.round(originalHeight / shrink), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true });
-    }
-    const { data, info } = await pipeline
-      .flatten({ background: { r: background[0], g: background[1], b: background[2] } })
+  const longSide = Math.max(originalWidth, originalHeight);
+  const factor = allowShrink && meta.format === 'jpeg' && longSide >= SHRINK_ON_LOAD_MIN_SIDE ? workingShrink(longSide) : 1;
+  const finish = (p: Sharp): Promise<{ data: Buffer; info: OutputInfo }> =>
+    p.flatten({ background: { r: background[0], g: background[1], b: background[2] } })
       .toColourspace('srgb')
       .removeAlpha()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3 || data.length !== info.width * info.height * 3) throw new Error(`unexpected ${info.channels}-channel pixels (${data.length} bytes) after conversion`);
+  const open = (): Sharp => sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
+  try {
+    let pipeline = open().autoOrient();
+    if (factor > 1) {
+      pipeline = pipeline.resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true });
+    }
+    const { data, info } = await finish(pipeline);
+    const image = asRaw(data, info);
+    const region: DecodedInput['region'] =
+      factor === 1
+        ? async () => ({ image, left: 0, top: 0 })
+        : async (b) => {
+            // Extract in stored coordinates before orienting: libjpeg then decodes only the rows and
+            // columns of the rectangle (a third of a whole decode for a 600 px photo's crop).
+            const left = Math.max(0, Math.min(originalWidth - 1, b.left));
+            const top = Math.max(0, Math.min(originalHeight - 1, b.top));
+            const width = Math.max(1, Math.min(originalWidth, b.right) - left);
+            const height = Math.max(1, Math.min(originalHeight, b.bottom) - top);
+            const stored = storedRegion({ left, top, width, height }, orientation, meta.width, meta.height);
+            try {
+              const out = await finish(open().extract(stored).autoOrient());
+              return { image: asRaw(out.data, out.info), left, top };
+            } catch (e) {
+              throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
+            }
+          };
     return {
-      image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 },
+      image,
       format: meta.format,
       hadAlpha: meta.hasAlpha,
       density: meta.density ?? null,
       originalWidth,
       originalHeight,
-      shrink,
+      shrink: factor === 1 ? 1 : Math.round((originalWidth / info.width) * 100) / 100,
+      region,
     };
   } catch (e) {
     if (e instanceof PassportInputError) throw e;

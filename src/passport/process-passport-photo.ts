@@ -36,6 +36,8 @@ import {
   warpRgbaBilinear,
   renderWarp,
   warpRgbBicubic,
+  type AffineMap,
+  type DecodedInput,
   type RawImage,
   type Rgb,
 } from './image.js';
@@ -284,19 +286,11 @@ function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw
   return { x0: Math.round(x0), y0: Math.round(y0), x1: Math.round(x1), y1: Math.round(y1) };
 }
 
-/** With a half-size decode, go back to full size when the face has fewer source pixels than this per output pixel. */
-const SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX = 1.0;
-
 export async function processPassportPhoto(input: Buffer, options: PassportOptions): Promise<PassportResult> {
-  const first = await runPipeline(input, options, true);
-  if (first.measurements.source_px_per_output_px >= SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX || first.measurements.decode_shrink === 1) return first;
-  const full = await runPipeline(input, options, false);
-  full.timings.total += first.timings.total;
-  full.timings.half_size_attempt = first.timings.total;
-  return full;
+  return runPipeline(input, options);
 }
 
-async function runPipeline(input: Buffer, options: PassportOptions, allowShrink: boolean): Promise<PassportResult> {
+async function runPipeline(input: Buffer, options: PassportOptions): Promise<PassportResult> {
   const timer = new Timer();
   if (!isPassportCountry(options.country)) {
     throw new PassportInputError('invalid_country', `Unknown country "${String(options.country)}"; allowed: ${PASSPORT_COUNTRIES.join(', ')}.`, {
@@ -309,8 +303,9 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   const manualBox = options.faceBox === undefined || options.faceBox === null ? null : validateFaceBox(options.faceBox);
   const bg: Rgb = spec.background.rgb;
 
-  // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background)
-  const decoded = await decodeInput(input, bg, allowShrink);
+  // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background); large JPEGs:
+  // a reduced working copy now, the output's region at full size when it is rendered
+  const decoded = await decodeInput(input, bg, true);
   const src = decoded.image;
   timer.lap('decode');
 
@@ -362,7 +357,9 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   const W = spec.digital.width;
   const H = spec.digital.height;
   const outMap = affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale);
-  const rendered = await renderWarp(src, outMap, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
+  const full = await fullSizeRegion(decoded, outMap, W, H);
+  timer.lap('decode');
+  const rendered = await renderWarp(full.image, full.map, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
   const probOut = warpFloatBilinear(prob, rw, rh, {
     ox: (plan.a0 - ra0) / step,
     oy: (plan.b0 - rb0) / step,
@@ -441,7 +438,9 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
     : null;
   const headHeightRatio = (chinY - plan.crownY) / H;
   const eyeLineRatio = 1 - eyeY / H;
-  const sourcePxPerOutputPx = 1 / plan.scale;
+  // Input pixels (full size, not the working copy) per output pixel.
+  const fullPerWork = (decoded.originalWidth / src.width + decoded.originalHeight / src.height) / 2;
+  const sourcePxPerOutputPx = fullPerWork / plan.scale;
   const checks = runComplianceChecks({
     spec,
     photo: outRgb,
@@ -513,7 +512,7 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
       input_roll_degrees: Math.round(inputRoll * 100) / 100,
       rotation_applied_degrees: Math.round(frame.angleDeg * 100) / 100,
       output_roll_degrees: Math.round(outRoll * 100) / 100,
-      scale: r3(plan.scale),
+      scale: r3(1 / sourcePxPerOutputPx),
       source_px_per_output_px: r3(sourcePxPerOutputPx),
       crown_source: crownSource,
       headwear_detected: headwear?.detected ?? false,
@@ -544,4 +543,30 @@ function tooSmall(spec: PassportSpec, headSrcPx: number, targetHeadPx: number): 
       `${Math.round(headSrcPx)} px tall in the image and at least ${needed} px are needed (chin to top of hair). Use a larger or closer photo.`,
     { headPx: Math.round(headSrcPx), neededPx: needed },
   );
+}
+
+/**
+ * The full-size pixels that `map` (output pixel -> working-copy coordinates) samples, and the map
+ * onto them: the map is scaled to full-size coordinates and only the rectangle its samples need
+ * (plus the resampling kernels' reach) is decoded.
+ */
+async function fullSizeRegion(decoded: DecodedInput, map: AffineMap, width: number, height: number): Promise<{ image: RawImage; map: AffineMap }> {
+  const kx = decoded.originalWidth / decoded.image.width;
+  const ky = decoded.originalHeight / decoded.image.height;
+  const full: AffineMap = { ox: map.ox * kx, oy: map.oy * ky, dux: map.dux * kx, duy: map.duy * ky, dvx: map.dvx * kx, dvy: map.dvy * ky };
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const [u, v] of [[0, 0], [width, 0], [0, height], [width, height]]) {
+    xs.push(full.ox + u * full.dux + v * full.dvx);
+    ys.push(full.oy + u * full.duy + v * full.dvy);
+  }
+  // renderWarp's reduction pads by 3 steps, the bicubic kernel reaches 2 pixels.
+  const pad = 3 * Math.max(1, Math.hypot(full.dux, full.duy)) + 2;
+  const region = await decoded.region({
+    left: Math.floor(Math.min(...xs) - pad),
+    top: Math.floor(Math.min(...ys) - pad),
+    right: Math.ceil(Math.max(...xs) + pad),
+    bottom: Math.ceil(Math.max(...ys) + pad),
+  });
+  return { image: region.image, map: { ...full, ox: full.ox - region.left, oy: full.oy - region.top } };
 }
