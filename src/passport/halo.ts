@@ -12,7 +12,7 @@
 //          mix of the person colour and the new background (the anti-aliased edge), and at least
 //          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
 //          old background is therefore not counted.
-import { boxMean, type RawImage, type Rgb } from './image.js';
+import type { RawImage, Rgb } from './image.js';
 
 export const HALO = {
   RING_SHARE: 0.015,
@@ -29,54 +29,113 @@ export interface HaloMeasure {
   ringPixels: number;
 }
 
+/** Planes of the summed-area table: not-person, old-bg weight, person weight, old-bg RGB, person RGB. */
+const SAT_PLANES = 9;
+let satScratch: Int32Array = new Int32Array(0);
+
+/**
+ * Integer summed-area tables of the nine planes the measure averages, interleaved: entry
+ * ((y * (w + 1)) + x) * 9 + k = sum of plane k over [0, x) x [0, y). All planes are 0/1 weights or
+ * weighted 8-bit values, so the sums are exact (at most 255 x 50 MP < 2^31 would overflow; the
+ * photo is a few hundred thousand pixels). The buffer is reused between calls.
+ */
+function summedAreaTables(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array): Int32Array {
+  const { width: w, height: h } = output;
+  const stride = (w + 1) * SAT_PLANES;
+  const size = stride * (h + 1);
+  if (satScratch.length < size) satScratch = new Int32Array(size);
+  const t = satScratch;
+  t.fill(0, 0, stride);
+  const sc = source.channels;
+  const oc = output.channels;
+  const sd = source.data;
+  const od = output.data;
+  const row = new Int32Array(SAT_PLANES);
+  for (let y = 0; y < h; y++) {
+    row.fill(0);
+    const up = y * stride;
+    const cur = up + stride;
+    for (let k = 0; k < SAT_PLANES; k++) t[cur + k] = 0;
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const a = alpha[i];
+      const bg = inside[i] && a < 0.05 ? 1 : 0;
+      const fg = a >= 0.98 ? 1 : 0;
+      row[0] += a < 0.5 ? 1 : 0;
+      row[1] += bg;
+      row[2] += fg;
+      if (bg) {
+        const j = i * sc;
+        row[3] += sd[j];
+        row[4] += sd[j + 1];
+        row[5] += sd[j + 2];
+      }
+      if (fg) {
+        const j = i * oc;
+        row[6] += od[j];
+        row[7] += od[j + 1];
+        row[8] += od[j + 2];
+      }
+      const o = cur + (x + 1) * SAT_PLANES;
+      const p = up + (x + 1) * SAT_PLANES;
+      for (let k = 0; k < SAT_PLANES; k++) t[o + k] = t[p + k] + row[k];
+    }
+  }
+  return t;
+}
+
 /**
  * `source` is the photo before background replacement (output geometry), `output` the composite,
  * `alpha` the person alpha used, `inside` which output pixels came from the input.
+ *
+ * The window means are read from summed-area tables only at the ring's pixels (a few per cent of
+ * the photo) instead of box-filtering nine full planes.
  */
 export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb): HaloMeasure {
   const { width: w, height: h } = output;
   const n = w * h;
   const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));
-  const notPerson = new Float32Array(n);
-  const bgW = new Float32Array(n);
-  const fgW = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    notPerson[i] = alpha[i] < 0.5 ? 1 : 0;
-    bgW[i] = inside[i] && alpha[i] < 0.05 ? 1 : 0;
-    fgW[i] = alpha[i] >= 0.98 ? 1 : 0;
-  }
-  const near = boxMean(notPerson, w, h, ringR);
   const r = Math.max(4, Math.round(HALO.OLD_BG_RADIUS_SHARE * h));
-  const wMean = boxMean(bgW, w, h, r);
-  const fMean = boxMean(fgW, w, h, r);
-  const chan: Float32Array[] = [];
-  const fg: Float32Array[] = [];
-  for (let c = 0; c < 3; c++) {
-    const p = new Float32Array(n);
-    for (let i = 0, j = c; i < n; i++, j += source.channels) p[i] = bgW[i] * source.data[j];
-    chan.push(boxMean(p, w, h, r));
-    const q = new Float32Array(n);
-    for (let i = 0, j = c; i < n; i++, j += output.channels) q[i] = fgW[i] * output.data[j];
-    fg.push(boxMean(q, w, h, r));
-  }
+  const t = summedAreaTables(source, output, alpha, inside);
+  const stride = (w + 1) * SAT_PLANES;
+  // Sum of plane k over the window of radius rr around (x, y), clipped to the photo.
+  let x0 = 0;
+  let x1 = 0;
+  let y0 = 0;
+  let y1 = 0;
+  const window = (x: number, y: number, rr: number): number => {
+    x0 = Math.max(0, x - rr);
+    x1 = Math.min(w, x + rr + 1);
+    y0 = Math.max(0, y - rr);
+    y1 = Math.min(h, y + rr + 1);
+    return (x1 - x0) * (y1 - y0);
+  };
+  const sum = (k: number): number => t[y1 * stride + x1 * SAT_PLANES + k] - t[y0 * stride + x1 * SAT_PLANES + k] - t[y1 * stride + x0 * SAT_PLANES + k] + t[y0 * stride + x0 * SAT_PLANES + k];
   let ring = 0;
   let halo = 0;
   const oc = output.channels;
   for (let i = 0; i < n; i++) {
-    if (!inside[i] || alpha[i] < HALO.RING_MIN_ALPHA || near[i] <= 0) continue;
+    if (!inside[i] || alpha[i] < HALO.RING_MIN_ALPHA) continue;
+    const x = i % w;
+    const y = (i - x) / w;
+    window(x, y, ringR);
+    if (sum(0) <= 0) continue; // no non-person pixel within the ring's reach
     ring++;
-    if (wMean[i] < 0.02) continue; // no old background nearby to compare with
+    const area = window(x, y, r);
+    const bgCount = sum(1);
+    if (bgCount < 0.02 * area) continue; // no old background nearby to compare with
     const j = i * oc;
     const R = output.data[j];
     const G = output.data[j + 1];
     const B = output.data[j + 2];
-    const inv = 1 / wMean[i];
-    const dOld = Math.hypot(R - chan[0][i] * inv, G - chan[1][i] * inv, B - chan[2][i] * inv);
+    const inv = 1 / bgCount;
+    const dOld = Math.hypot(R - sum(3) * inv, G - sum(4) * inv, B - sum(5) * inv);
     const dNew = Math.hypot(R - background[0], G - background[1], B - background[2]);
     if (dOld > HALO.OLD_BG_DISTANCE || dNew < HALO.NEW_BG_DISTANCE) continue;
-    if (fMean[i] > 0.02) {
-      const f = 1 / fMean[i];
-      if (distanceToSegment([R, G, B], background, [fg[0][i] * f, fg[1][i] * f, fg[2][i] * f]) <= dOld) continue;
+    const fgCount = sum(2);
+    if (fgCount > 0.02 * area) {
+      const f = 1 / fgCount;
+      if (distanceToSegment([R, G, B], background, [sum(6) * f, sum(7) * f, sum(8) * f]) <= dOld) continue;
     }
     halo++;
   }

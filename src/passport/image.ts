@@ -290,10 +290,11 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
   const out = new Uint8Array(width * height * 4);
   const { data: s, width: sw, height: sh } = src;
   for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
-      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
-      const o = (v * width + u) * 4;
+    // Source coordinates advance by (dux, duy) per output pixel: no multiplications in the row.
+    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
+    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
+    let o = v * width * 4;
+    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy, o += 4) {
       out[o + 3] = 255;
       if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
         out[o] = fill[0];
@@ -313,11 +314,14 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
       const p10 = (y0 * sw + x1) * 3;
       const p01 = (y1 * sw + x0) * 3;
       const p11 = (y1 * sw + x1) * 3;
-      for (let c = 0; c < 3; c++) {
-        const top = s[p00 + c] + (s[p10 + c] - s[p00 + c]) * tx;
-        const bot = s[p01 + c] + (s[p11 + c] - s[p01 + c]) * tx;
-        out[o + c] = Math.round(top + (bot - top) * ty);
-      }
+      const w00 = (1 - tx) * (1 - ty);
+      const w10 = tx * (1 - ty);
+      const w01 = (1 - tx) * ty;
+      const w11 = tx * ty;
+      // + 0.5 and truncation: Math.round for these non-negative values
+      out[o] = w00 * s[p00] + w10 * s[p10] + w01 * s[p01] + w11 * s[p11] + 0.5;
+      out[o + 1] = w00 * s[p00 + 1] + w10 * s[p10 + 1] + w01 * s[p01 + 1] + w11 * s[p11 + 1] + 0.5;
+      out[o + 2] = w00 * s[p00 + 2] + w10 * s[p10 + 2] + w01 * s[p01 + 2] + w11 * s[p11 + 2] + 0.5;
     }
   }
   return { data: out, width, height, channels: 4 };
@@ -327,9 +331,9 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
 export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number): Float32Array {
   const out = new Float32Array(width * height);
   for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
-      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
+    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
+    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
       const fx = Math.min(sw - 1, Math.max(0, sx - 0.5));
       const fy = Math.min(sh - 1, Math.max(0, sy - 0.5));
       const x0 = Math.floor(fx);
@@ -348,7 +352,8 @@ export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map
 
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
- * pixels actually inside the window). O(n) running sums; both passes walk memory row by row.
+ * pixels actually inside the window). O(n) running sums; both passes walk memory row by row, and
+ * the unclipped middle of each pass runs without edge tests.
  */
 export function boxMean(
   src: Float32Array,
@@ -358,15 +363,25 @@ export function boxMean(
   out: Float32Array = new Float32Array(width * height),
   tmp: Float32Array = new Float32Array(width * height),
 ): Float32Array {
-  const invW = new Float32Array(width);
-  for (let x = 0; x < width; x++) invW[x] = 1 / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
+  const full = 1 / (2 * r + 1);
+  const xa = Math.min(r + 1, width); // x < xa: the window's left end is clipped
+  const xb = Math.max(xa, width - r - 1); // x >= xb: its right end is clipped
   for (let y = 0; y < height; y++) {
     const row = y * width;
     let acc = 0;
     for (let x = 0; x <= Math.min(r, width - 1); x++) acc += src[row + x];
-    for (let x = 0; x < width; x++) {
-      tmp[row + x] = acc * invW[x];
+    let x = 0;
+    for (; x < xa; x++) {
+      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
       if (x + r + 1 < width) acc += src[row + x + r + 1];
+      if (x - r >= 0) acc -= src[row + x - r];
+    }
+    for (; x < xb; x++) {
+      tmp[row + x] = acc * full;
+      acc += src[row + x + r + 1] - src[row + x - r];
+    }
+    for (; x < width; x++) {
+      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
       if (x - r >= 0) acc -= src[row + x - r];
     }
   }
@@ -378,13 +393,23 @@ export function boxMean(
   for (let y = 0; y < height; y++) {
     const inv = 1 / (Math.min(height - 1, y + r) - Math.max(0, y - r) + 1);
     const row = y * width;
-    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
     const add = y + r + 1;
+    const sub = y - r;
+    if (add < height && sub >= 0) {
+      const ar = add * width;
+      const sr = sub * width;
+      for (let x = 0; x < width; x++) {
+        const c = col[x];
+        out[row + x] = c * inv;
+        col[x] = c + tmp[ar + x] - tmp[sr + x];
+      }
+      continue;
+    }
+    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
     if (add < height) {
       const ar = add * width;
       for (let x = 0; x < width; x++) col[x] += tmp[ar + x];
     }
-    const sub = y - r;
     if (sub >= 0) {
       const sr = sub * width;
       for (let x = 0; x < width; x++) col[x] -= tmp[sr + x];
