@@ -38,6 +38,7 @@ import {
   warpRgbBicubic,
   type AffineMap,
   type DecodedInput,
+  type PixelBounds,
   type RawImage,
   type Rgb,
 } from './image.js';
@@ -334,6 +335,9 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
 
   // 2. detect (short-range, full-range, tiles), then refine on a face crop
   const { faces, model } = manualBox ? { faces: [], model: 'short' as const } : await detectFacesInImage(src);
+  // Large JPEGs: start decoding the full-size pixels the photo can need while the main thread
+  // refines the face and segments (libvips decodes on the thread pool).
+  const prefetch = decoded.shrink > 1 ? prefetchRegion(decoded, spec, roughFace(src, faces, manualBox)) : null;
   const chosen = await chooseFace(src, faces, model, manualBox);
   timer.lap('detect');
 
@@ -380,7 +384,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const W = spec.digital.width;
   const H = spec.digital.height;
   const outMap = affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale);
-  const full = await fullSizeRegion(decoded, outMap, W, H);
+  const full = await fullSizeRegion(decoded, outMap, W, H, prefetch);
   timer.lap('decode');
   const rendered = await renderWarp(full.image, full.map, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
   const probOut = warpFloatBilinear(prob, rw, rh, {
@@ -574,15 +578,23 @@ function tooSmall(spec: PassportSpec, headSrcPx: number, targetHeadPx: number): 
   );
 }
 
-/**
- * The full-size pixels that `map` (output pixel -> working-copy coordinates) samples, and the map
- * onto them: the map is scaled to full-size coordinates and only the rectangle its samples need
- * (plus the resampling kernels' reach) is decoded.
- */
-async function fullSizeRegion(decoded: DecodedInput, map: AffineMap, width: number, height: number): Promise<{ image: RawImage; map: AffineMap }> {
+/** Full-size pixels decoded for a rectangle, and the rectangle. */
+interface FullSizeRegion {
+  bounds: PixelBounds;
+  image: RawImage;
+  left: number;
+  top: number;
+}
+
+/** Output map (output pixel -> working-copy coordinates) scaled to full-size coordinates. */
+function toFullSize(decoded: DecodedInput, map: AffineMap): AffineMap {
   const kx = decoded.originalWidth / decoded.image.width;
   const ky = decoded.originalHeight / decoded.image.height;
-  const full: AffineMap = { ox: map.ox * kx, oy: map.oy * ky, dux: map.dux * kx, duy: map.duy * ky, dvx: map.dvx * kx, dvy: map.dvy * ky };
+  return { ox: map.ox * kx, oy: map.oy * ky, dux: map.dux * kx, duy: map.duy * ky, dvx: map.dvx * kx, dvy: map.dvy * ky };
+}
+
+/** The full-size rectangle the samples of `full` need, plus the resampling kernels' reach. */
+function boundsOf(full: AffineMap, width: number, height: number, margin = 0): PixelBounds {
   const xs: number[] = [];
   const ys: number[] = [];
   for (const [u, v] of [[0, 0], [width, 0], [0, height], [width, height]]) {
@@ -590,12 +602,78 @@ async function fullSizeRegion(decoded: DecodedInput, map: AffineMap, width: numb
     ys.push(full.oy + u * full.duy + v * full.dvy);
   }
   // renderWarp's reduction pads by 3 steps, the bicubic kernel reaches 2 pixels.
-  const pad = 3 * Math.max(1, Math.hypot(full.dux, full.duy)) + 2;
-  const region = await decoded.region({
+  const pad = 3 * Math.max(1, Math.hypot(full.dux, full.duy)) + 2 + margin;
+  return {
     left: Math.floor(Math.min(...xs) - pad),
     top: Math.floor(Math.min(...ys) - pad),
     right: Math.ceil(Math.max(...xs) + pad),
     bottom: Math.ceil(Math.max(...ys) + pad),
+  };
+}
+
+/** The face as first detected (or the manual box), before refinement; null when there is none. */
+function roughFace(src: RawImage, faces: DetectedFace[], manual: NormalizedBox | null): { box: Box; keypoints: FaceKeypoints; hasKeypoints: boolean } | null {
+  if (manual) {
+    const box: Box = { x: manual.x * src.width, y: manual.y * src.height, width: manual.width * src.width, height: manual.height * src.height };
+    return { box, keypoints: keypointsFromBox(box), hasKeypoints: false };
+  }
+  return faces[0] ? { box: faces[0].box, keypoints: faces[0].keypoints, hasKeypoints: true } : null;
+}
+
+/** Crown positions (box heights above the face box) whose crops bound every crop planned later. */
+const PREFETCH_CROWNS = [0.35, 1.0] as const;
+/** Margin around the prefetched rectangle for refinement and levelling, in face-box heights. */
+const PREFETCH_MARGIN = 0.1;
+
+/**
+ * Starts decoding the full-size rectangle covering the crops planned for the smallest and the
+ * largest plausible head around the rough face (the crop's edges move linearly with the head
+ * size between them), with a margin for what refinement and levelling change. The photo is
+ * rendered from it when it covers the final crop; otherwise the final rectangle is decoded.
+ */
+function prefetchRegion(decoded: DecodedInput, spec: PassportSpec, rough: ReturnType<typeof roughFace>): Promise<FullSizeRegion> | null {
+  if (!rough) return null;
+  const frame = makeFaceFrame(rough.keypoints, rough.hasKeypoints);
+  const face = faceInFrame(frame, rough);
+  const all: PixelBounds[] = PREFETCH_CROWNS.map((k) => {
+    const plan = planCrop(spec, frame, face, face.boxTopB - k * face.boxHeight);
+    const full = toFullSize(decoded, affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale));
+    return boundsOf(full, spec.digital.width, spec.digital.height, PREFETCH_MARGIN * face.boxHeight * (decoded.originalWidth / decoded.image.width));
   });
+  const bounds: PixelBounds = {
+    left: Math.max(0, Math.min(...all.map((b) => b.left))),
+    top: Math.max(0, Math.min(...all.map((b) => b.top))),
+    right: Math.min(decoded.originalWidth, Math.max(...all.map((b) => b.right))),
+    bottom: Math.min(decoded.originalHeight, Math.max(...all.map((b) => b.bottom))),
+  };
+  if (bounds.right - bounds.left < 2 || bounds.bottom - bounds.top < 2) return null;
+  const p = decoded.region(bounds).then((r) => ({ bounds, ...r }));
+  p.catch(() => undefined); // a failure surfaces when (if) it is awaited
+  return p;
+}
+
+/**
+ * The full-size pixels that `map` (output pixel -> working-copy coordinates) samples, and the map
+ * onto them: the prefetched rectangle when it covers what the map needs, else only the rectangle
+ * the map needs is decoded.
+ */
+async function fullSizeRegion(
+  decoded: DecodedInput,
+  map: AffineMap,
+  width: number,
+  height: number,
+  prefetch: Promise<FullSizeRegion> | null,
+): Promise<{ image: RawImage; map: AffineMap }> {
+  const full = toFullSize(decoded, map);
+  const need = boundsOf(full, width, height);
+  const clipped: PixelBounds = {
+    left: Math.max(0, need.left),
+    top: Math.max(0, need.top),
+    right: Math.min(decoded.originalWidth, need.right),
+    bottom: Math.min(decoded.originalHeight, need.bottom),
+  };
+  const pre = prefetch ? await prefetch : null;
+  const covers = pre && pre.bounds.left <= clipped.left && pre.bounds.top <= clipped.top && pre.bounds.right >= clipped.right && pre.bounds.bottom >= clipped.bottom;
+  const region = covers ? pre : await decoded.region(need);
   return { image: region.image, map: { ...full, ox: full.ox - region.left, oy: full.oy - region.top } };
 }
