@@ -169,21 +169,12 @@ function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Fl
   }
 }
 
-/** F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1, written into `out`. */
-function fuse(I: Float32Array, bF: Float32Array, bB: Float32Array, alpha: Float32Array, out: Float32Array): Float32Array {
-  const n = I.length;
-  for (let i = 0; i < n; i++) {
-    const a = alpha[i];
-    const v = bF[i] + a * (I[i] - a * bF[i] - (1 - a) * bB[i]);
-    out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-  }
-  return out;
-}
-
 /**
  * Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels.
  * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution and is
- * upsampled; the narrow pass runs at full resolution on the wide pass's estimates.
+ * upsampled; the narrow pass runs at full resolution on the wide pass's estimates. Each pass is
+ * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
+ * background colours). The full-resolution planes are allocated once and reused per channel.
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage {
   const { width: w, height: h, data } = rgb;
@@ -198,20 +189,41 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const bA1 = boxMean(lowA.data, lw, lh, r1);
   const bA2 = boxMean(alpha, w, h, r2);
   const low = scratch(lw * lh);
-  const full = scratch(n);
-  const F1 = new Float32Array(n);
-  const F2 = new Float32Array(n);
+  const full = scratch(n); // fa, b1a: the narrow pass's inputs; bF, bB: their box means
+  const upF = new Float32Array(n);
+  const upB = new Float32Array(n);
   const out = new Uint8Array(n * 3);
   for (let c = 0; c < 3; c++) {
-    const Il = downsample2(I[c], w, h).data;
+    const Ic = I[c];
+    const Il = downsample2(Ic, w, h).data;
     blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1, low);
-    const B1 = upsample2(low.bB, lw, lh, w, h);
-    fuse(I[c], upsample2(low.bF, lw, lh, w, h), B1, alpha, F1);
-    blurredFB(F1, B1, alpha, bA2, w, h, r2, full);
-    fuse(I[c], full.bF, full.bB, alpha, F2);
+    upsample2(low.bF, lw, lh, w, h, upF);
+    upsample2(low.bB, lw, lh, w, h, upB);
+    // Wide pass fused (F1) and the narrow pass's weighted inputs, in one sweep.
+    const { fa, b1a, bF, bB } = full;
+    for (let i = 0; i < n; i++) {
+      const a = alpha[i];
+      const f = upF[i];
+      const b = upB[i];
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      fa[i] = Math.fround(v) * a;
+      b1a[i] = b * (1 - a);
+    }
+    boxMean(fa, w, h, r2, bF, full.tmp);
+    boxMean(b1a, w, h, r2, bB, full.tmp);
     for (let i = 0, j = c; i < n; i++, j += 3) {
+      const a = alpha[i];
       // Fully opaque pixels keep their exact original values.
-      out[j] = alpha[i] >= 0.999 ? data[j] : Math.round(F2[i] * 255);
+      if (a >= 0.999) {
+        out[j] = data[j];
+        continue;
+      }
+      const f = Math.fround(bF[i] / (bA2[i] + 1e-5));
+      const b = Math.fround(bB[i] / (1 - bA2[i] + 1e-5));
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      out[j] = Math.round(Math.fround(v) * 255);
     }
   }
   return { data: out, width: w, height: h, channels: 3 };
