@@ -50,35 +50,48 @@ function summedAreaTables(source: RawImage, output: RawImage, alpha: Float32Arra
   const oc = output.channels;
   const sd = source.data;
   const od = output.data;
-  const row = new Int32Array(SAT_PLANES);
   for (let y = 0; y < h; y++) {
-    row.fill(0);
+    // Running sums along the row (plane order as in SAT_PLANES), added to the row above.
+    let n0 = 0;
+    let n1 = 0;
+    let n2 = 0;
+    let s3 = 0;
+    let s4 = 0;
+    let s5 = 0;
+    let s6 = 0;
+    let s7 = 0;
+    let s8 = 0;
     const up = y * stride;
     const cur = up + stride;
     for (let k = 0; k < SAT_PLANES; k++) t[cur + k] = 0;
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
+    for (let x = 0, i = y * w; x < w; x++, i++) {
       const a = alpha[i];
-      const bg = inside[i] && a < 0.05 ? 1 : 0;
-      const fg = a >= 0.98 ? 1 : 0;
-      row[0] += a < 0.5 ? 1 : 0;
-      row[1] += bg;
-      row[2] += fg;
-      if (bg) {
+      if (a < 0.5) n0++;
+      if (inside[i] && a < 0.05) {
+        n1++;
         const j = i * sc;
-        row[3] += sd[j];
-        row[4] += sd[j + 1];
-        row[5] += sd[j + 2];
+        s3 += sd[j];
+        s4 += sd[j + 1];
+        s5 += sd[j + 2];
       }
-      if (fg) {
+      if (a >= 0.98) {
+        n2++;
         const j = i * oc;
-        row[6] += od[j];
-        row[7] += od[j + 1];
-        row[8] += od[j + 2];
+        s6 += od[j];
+        s7 += od[j + 1];
+        s8 += od[j + 2];
       }
       const o = cur + (x + 1) * SAT_PLANES;
       const p = up + (x + 1) * SAT_PLANES;
-      for (let k = 0; k < SAT_PLANES; k++) t[o + k] = t[p + k] + row[k];
+      t[o] = t[p] + n0;
+      t[o + 1] = t[p + 1] + n1;
+      t[o + 2] = t[p + 2] + n2;
+      t[o + 3] = t[p + 3] + s3;
+      t[o + 4] = t[p + 4] + s4;
+      t[o + 5] = t[p + 5] + s5;
+      t[o + 6] = t[p + 6] + s6;
+      t[o + 7] = t[p + 7] + s7;
+      t[o + 8] = t[p + 8] + s8;
     }
   }
   return t;
