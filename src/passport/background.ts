@@ -28,7 +28,13 @@ export const MASK_REFINEMENT = {
   fusionRadiiShare: [0.05, 0.005] as const,
 } as const;
 
+// refineMask and estimateForeground read the same photo's planes: converted once (the pipeline
+// never changes a photo's pixels in place; a new photo is a new buffer).
+const planesOf = new WeakMap<Uint8Array, [Float32Array, Float32Array, Float32Array]>();
+
 function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
+  const known = planesOf.get(rgb.data);
+  if (known && known[0].length === rgb.width * rgb.height) return known;
   const n = rgb.width * rgb.height;
   const p: [Float32Array, Float32Array, Float32Array] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
   const d = rgb.data;
@@ -37,6 +43,7 @@ function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
     p[1][i] = d[j + 1] / 255;
     p[2][i] = d[j + 2] / 255;
   }
+  planesOf.set(rgb.data, p);
   return p;
 }
 
@@ -60,7 +67,8 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
     for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
     return o;
   };
-  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl);
+  const tmp = new Float32Array(ln);
+  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
   const mR = box(Ir);
   const mG = box(Ig);
   const mB = box(Ib);
