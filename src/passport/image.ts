@@ -33,9 +33,11 @@ export interface DecodedInput {
   /**
    * Pixels of a rectangle of the full-size image (EXIF-oriented coordinates, clipped to the image),
    * with the same colour handling as the working copy. `left`/`top` say where the returned pixels
-   * start. Without a reduced working copy this is the working copy itself.
+   * start. Without a reduced working copy this is the working copy itself. With `reduce` > 1 the
+   * rectangle is reduced by about that factor (lanczos3) in the same libvips pipeline; `scaleX` /
+   * `scaleY` are the returned pixels per full-size pixel.
    */
-  region(bounds: PixelBounds): Promise<{ image: RawImage; left: number; top: number }>;
+  region(bounds: PixelBounds, reduce?: number): Promise<{ image: RawImage; left: number; top: number; scaleX: number; scaleY: number }>;
 }
 
 /** A rectangle in whole pixels: [left, right) x [top, bottom). */
@@ -128,8 +130,8 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
     const image = asRaw(data, info);
     const region: DecodedInput['region'] =
       factor === 1
-        ? async () => ({ image, left: 0, top: 0 })
-        : async (b) => {
+        ? async () => ({ image, left: 0, top: 0, scaleX: 1, scaleY: 1 })
+        : async (b, reduce = 1) => {
             // Extract in stored coordinates before orienting: libjpeg then decodes only the rows and
             // columns of the rectangle (a third of a whole decode for a 600 px photo's crop).
             const left = Math.max(0, Math.min(originalWidth - 1, b.left));
@@ -138,8 +140,11 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
             const height = Math.max(1, Math.min(originalHeight, b.bottom) - top);
             const stored = storedRegion({ left, top, width, height }, orientation, meta.width, meta.height);
             try {
-              const out = await finish(open().extract(stored).autoOrient());
-              return { image: asRaw(out.data, out.info), left, top };
+              let p = open().extract(stored).autoOrient();
+              // Target size in oriented pixels (sharp swaps it when the orientation turns the image).
+              if (reduce > 1) p = p.resize(Math.max(2, Math.round(width / reduce)), Math.max(2, Math.round(height / reduce)), { fit: 'fill', kernel: 'lanczos3' });
+              const out = await finish(p);
+              return { image: asRaw(out.data, out.info), left, top, scaleX: out.info.width / width, scaleY: out.info.height / height };
             } catch (e) {
               throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
             }

@@ -578,12 +578,15 @@ function tooSmall(spec: PassportSpec, headSrcPx: number, targetHeadPx: number): 
   );
 }
 
-/** Full-size pixels decoded for a rectangle, and the rectangle. */
+/** Full-size pixels decoded for a rectangle (possibly reduced by `reduce`), and the rectangle. */
 interface FullSizeRegion {
   bounds: PixelBounds;
+  reduce: number;
   image: RawImage;
   left: number;
   top: number;
+  scaleX: number;
+  scaleY: number;
 }
 
 /** Output map (output pixel -> working-copy coordinates) scaled to full-size coordinates. */
@@ -624,6 +627,8 @@ function roughFace(src: RawImage, faces: DetectedFace[], manual: NormalizedBox |
 const PREFETCH_CROWNS = [0.35, 1.0] as const;
 /** Margin around the prefetched rectangle for refinement and levelling, in face-box heights. */
 const PREFETCH_MARGIN = 0.1;
+/** The prefetched rectangle is reduced so the smallest plausible head still samples it at this step. */
+const PREFETCH_STEP_LEFT = 1.0;
 
 /**
  * Starts decoding the full-size rectangle covering the crops planned for the smallest and the
@@ -635,11 +640,16 @@ function prefetchRegion(decoded: DecodedInput, spec: PassportSpec, rough: Return
   if (!rough) return null;
   const frame = makeFaceFrame(rough.keypoints, rough.hasKeypoints);
   const face = faceInFrame(frame, rough);
+  const steps: number[] = [];
   const all: PixelBounds[] = PREFETCH_CROWNS.map((k) => {
     const plan = planCrop(spec, frame, face, face.boxTopB - k * face.boxHeight);
     const full = toFullSize(decoded, affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale));
+    steps.push(Math.hypot(full.dux, full.duy));
     return boundsOf(full, spec.digital.width, spec.digital.height, PREFETCH_MARGIN * face.boxHeight * (decoded.originalWidth / decoded.image.width));
   });
+  // Reduce while decoding (libvips, off the main thread) as far as the smallest head's crop allows:
+  // the render then resamples at about 1:1.
+  const reduce = Math.max(1, Math.min(...steps) / PREFETCH_STEP_LEFT);
   const bounds: PixelBounds = {
     left: Math.max(0, Math.min(...all.map((b) => b.left))),
     top: Math.max(0, Math.min(...all.map((b) => b.top))),
@@ -647,7 +657,7 @@ function prefetchRegion(decoded: DecodedInput, spec: PassportSpec, rough: Return
     bottom: Math.min(decoded.originalHeight, Math.max(...all.map((b) => b.bottom))),
   };
   if (bounds.right - bounds.left < 2 || bounds.bottom - bounds.top < 2) return null;
-  const p = decoded.region(bounds).then((r) => ({ bounds, ...r }));
+  const p = decoded.region(bounds, reduce).then((r) => ({ bounds, reduce, ...r }));
   p.catch(() => undefined); // a failure surfaces when (if) it is awaited
   return p;
 }
@@ -673,7 +683,14 @@ async function fullSizeRegion(
     bottom: Math.min(decoded.originalHeight, need.bottom),
   };
   const pre = prefetch ? await prefetch : null;
-  const covers = pre && pre.bounds.left <= clipped.left && pre.bounds.top <= clipped.top && pre.bounds.right >= clipped.right && pre.bounds.bottom >= clipped.bottom;
+  // Usable when it covers the crop and, reduced, is still sampled at a step of at least 1 (never enlarged).
+  const step = Math.hypot(full.dux, full.duy);
+  const covers =
+    pre && pre.bounds.left <= clipped.left && pre.bounds.top <= clipped.top && pre.bounds.right >= clipped.right && pre.bounds.bottom >= clipped.bottom && step >= pre.reduce;
   const region = covers ? pre : await decoded.region(need);
-  return { image: region.image, map: { ...full, ox: full.ox - region.left, oy: full.oy - region.top } };
+  const { scaleX: sx, scaleY: sy } = region;
+  return {
+    image: region.image,
+    map: { ox: (full.ox - region.left) * sx, oy: (full.oy - region.top) * sy, dux: full.dux * sx, duy: full.duy * sy, dvx: full.dvx * sx, dvy: full.dvy * sy },
+  };
 }
