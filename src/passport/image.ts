@@ -132,8 +132,8 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
       factor === 1
         ? async () => ({ image, left: 0, top: 0, scaleX: 1, scaleY: 1 })
         : async (b, reduce = 1) => {
-            // Extract in stored coordinates before orienting: libjpeg then decodes only the rows and
-            // columns of the rectangle (a third of a whole decode for a 600 px photo's crop).
+            // Extract in stored coordinates before orienting: libjpeg then skips the blocks outside
+            // the rectangle where it can (about half a whole decode's CPU for a 12 MP photo's crop).
             const left = Math.max(0, Math.min(originalWidth - 1, b.left));
             const top = Math.max(0, Math.min(originalHeight - 1, b.top));
             const width = Math.max(1, Math.min(originalWidth, b.right) - left);

@@ -623,7 +623,10 @@ function roughFace(src: RawImage, faces: DetectedFace[], manual: NormalizedBox |
   return faces[0] ? { box: faces[0].box, keypoints: faces[0].keypoints, hasKeypoints: true } : null;
 }
 
-/** Crown positions (box heights above the face box) whose crops bound every crop planned later. */
+/**
+ * Crown positions (box heights above the face box) whose crops bound the crops planned later: the
+ * corpus measures 0.53-0.87, a hat included; a crown outside this range decodes its own rectangle.
+ */
 const PREFETCH_CROWNS = [0.35, 1.0] as const;
 /** Margin around the prefetched rectangle for refinement and levelling, in face-box heights. */
 const PREFETCH_MARGIN = 0.1;
@@ -633,8 +636,9 @@ const PREFETCH_STEP_LEFT = 1.0;
 /**
  * Starts decoding the full-size rectangle covering the crops planned for the smallest and the
  * largest plausible head around the rough face (the crop's edges move linearly with the head
- * size between them), with a margin for what refinement and levelling change. The photo is
- * rendered from it when it covers the final crop; otherwise the final rectangle is decoded.
+ * size between them), with a margin for what refinement and levelling change, reduced while
+ * decoding to the smallest head's sampling step. The photo is rendered from it when it covers the
+ * final crop and the final step is not smaller; otherwise the final rectangle is decoded.
  */
 function prefetchRegion(decoded: DecodedInput, spec: PassportSpec, rough: ReturnType<typeof roughFace>): Promise<FullSizeRegion> | null {
   if (!rough) return null;
