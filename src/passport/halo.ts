@@ -106,51 +106,58 @@ function summedAreaTables(source: RawImage, output: RawImage, alpha: Float32Arra
  */
 export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb): HaloMeasure {
   const { width: w, height: h } = output;
-  const n = w * h;
   const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));
   const r = Math.max(4, Math.round(HALO.OLD_BG_RADIUS_SHARE * h));
   const t = summedAreaTables(source, output, alpha, inside);
   const stride = (w + 1) * SAT_PLANES;
-  // Sum of plane k over the window of radius rr around (x, y), clipped to the photo.
-  let x0 = 0;
-  let x1 = 0;
-  let y0 = 0;
-  let y1 = 0;
-  const window = (x: number, y: number, rr: number): number => {
-    x0 = Math.max(0, x - rr);
-    x1 = Math.min(w, x + rr + 1);
-    y0 = Math.max(0, y - rr);
-    y1 = Math.min(h, y + rr + 1);
-    return (x1 - x0) * (y1 - y0);
-  };
-  const sum = (k: number): number => t[y1 * stride + x1 * SAT_PLANES + k] - t[y0 * stride + x1 * SAT_PLANES + k] - t[y1 * stride + x0 * SAT_PLANES + k] + t[y0 * stride + x0 * SAT_PLANES + k];
+  const P = SAT_PLANES;
   let ring = 0;
   let halo = 0;
   const oc = output.channels;
-  for (let i = 0; i < n; i++) {
-    if (!inside[i] || alpha[i] < HALO.RING_MIN_ALPHA) continue;
-    const x = i % w;
-    const y = (i - x) / w;
-    window(x, y, ringR);
-    if (sum(0) <= 0) continue; // no non-person pixel within the ring's reach
-    ring++;
-    const area = window(x, y, r);
-    const bgCount = sum(1);
-    if (bgCount < 0.02 * area) continue; // no old background nearby to compare with
-    const j = i * oc;
-    const R = output.data[j];
-    const G = output.data[j + 1];
-    const B = output.data[j + 2];
-    const inv = 1 / bgCount;
-    const dOld = Math.hypot(R - sum(3) * inv, G - sum(4) * inv, B - sum(5) * inv);
-    const dNew = Math.hypot(R - background[0], G - background[1], B - background[2]);
-    if (dOld > HALO.OLD_BG_DISTANCE || dNew < HALO.NEW_BG_DISTANCE) continue;
-    const fgCount = sum(2);
-    if (fgCount > 0.02 * area) {
-      const f = 1 / fgCount;
-      if (distanceToSegment([R, G, B], background, [sum(6) * f, sum(7) * f, sum(8) * f]) <= dOld) continue;
+  const od = output.data;
+  for (let y = 0; y < h; y++) {
+    // Window rows (clipped): the ring's reach and the colour-mean radius.
+    const n0 = Math.max(0, y - ringR) * stride;
+    const n1 = Math.min(h, y + ringR + 1) * stride;
+    const wy0 = Math.max(0, y - r);
+    const wy1 = Math.min(h, y + r + 1);
+    const m0 = wy0 * stride;
+    const m1 = wy1 * stride;
+    for (let x = 0, i = y * w; x < w; x++, i++) {
+      if (!inside[i] || alpha[i] < HALO.RING_MIN_ALPHA) continue;
+      const nx0 = Math.max(0, x - ringR) * P;
+      const nx1 = Math.min(w, x + ringR + 1) * P;
+      if (t[n1 + nx1] - t[n0 + nx1] - t[n1 + nx0] + t[n0 + nx0] <= 0) continue; // no non-person pixel within reach
+      ring++;
+      const wx0 = Math.max(0, x - r);
+      const wx1 = Math.min(w, x + r + 1);
+      const area = (wx1 - wx0) * (wy1 - wy0);
+      const a = m1 + wx1 * P; // corners of the colour window: a - b - c + d
+      const b = m0 + wx1 * P;
+      const c = m1 + wx0 * P;
+      const d = m0 + wx0 * P;
+      const bgCount = t[a + 1] - t[b + 1] - t[c + 1] + t[d + 1];
+      if (bgCount < 0.02 * area) continue; // no old background nearby to compare with
+      const j = i * oc;
+      const R = od[j];
+      const G = od[j + 1];
+      const B = od[j + 2];
+      const inv = 1 / bgCount;
+      const dOld = Math.hypot(
+        R - (t[a + 3] - t[b + 3] - t[c + 3] + t[d + 3]) * inv,
+        G - (t[a + 4] - t[b + 4] - t[c + 4] + t[d + 4]) * inv,
+        B - (t[a + 5] - t[b + 5] - t[c + 5] + t[d + 5]) * inv,
+      );
+      const dNew = Math.hypot(R - background[0], G - background[1], B - background[2]);
+      if (dOld > HALO.OLD_BG_DISTANCE || dNew < HALO.NEW_BG_DISTANCE) continue;
+      const fgCount = t[a + 2] - t[b + 2] - t[c + 2] + t[d + 2];
+      if (fgCount > 0.02 * area) {
+        const f = 1 / fgCount;
+        const person = [(t[a + 6] - t[b + 6] - t[c + 6] + t[d + 6]) * f, (t[a + 7] - t[b + 7] - t[c + 7] + t[d + 7]) * f, (t[a + 8] - t[b + 8] - t[c + 8] + t[d + 8]) * f];
+        if (distanceToSegment([R, G, B], background, person) <= dOld) continue;
+      }
+      halo++;
     }
-    halo++;
   }
   return { share: ring ? halo / ring : 0, ringPixels: ring };
 }
