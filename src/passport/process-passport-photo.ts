@@ -419,7 +419,11 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
 
   // 8. JPEG within the kB limit, DPI and sRGB profile written. libvips encodes on the thread pool
   // while the detector (WASM, this thread) looks for the face on the same photo (step 9).
-  const encoding = encodeWithinLimit(finalImg, spec, enhance, options.includePrintSheet === true);
+  // The JPEG is decoded again for the pixel checks as soon as it exists, also on the thread pool.
+  const encoding = encodeWithinLimit(finalImg, spec, enhance, options.includePrintSheet === true).then(async (e) => ({
+    ...e,
+    decoded: await sharp(e.buffer).removeAlpha().raw().toBuffer(),
+  }));
   encoding.catch(() => undefined); // awaited below; no unhandled rejection while the detector runs
 
   // 9. compliance: re-detect on the produced photo (before sharpening and JPEG; both change a
@@ -458,16 +462,14 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
       mouth: sourceToOutput(plan, k.mouth), rightEar: sourceToOutput(plan, k.rightEar), leftEar: sourceToOutput(plan, k.leftEar),
     };
   }
+  // Halo: the old background as it would look after the same corrections (computed before waiting for the JPEG).
+  const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
   timer.lap('compliance');
-  const { buffer, quality, pixels: encodedPixels } = await encoding;
+  const { buffer, quality, pixels: encodedPixels, decoded: decodedOut } = await encoding;
   timer.lap('encode');
-  const decodedOut = await sharp(buffer).removeAlpha().raw().toBuffer();
   const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
   const faceMeasures = outKeypoints ? measureFace(outRgb, outKeypoints) : null;
-  // Halo: the old background as it would look after the same corrections.
-  const halo = alpha
-    ? measureHalo(enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image, outRgb, alpha, rendered.inside, bg)
-    : null;
+  const halo = alpha && haloSource ? measureHalo(haloSource, outRgb, alpha, rendered.inside, bg) : null;
   const headHeightRatio = (chinY - plan.crownY) / H;
   const eyeLineRatio = 1 - eyeY / H;
   // Input pixels (full size, not the working copy) per output pixel.
