@@ -116,13 +116,61 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
-  const maR = upsample2(box(aR), lw, lh, w, h);
-  const maG = upsample2(box(aG), lw, lh, w, h);
-  const maB = upsample2(box(aB), lw, lh, w, h);
-  const mbb = upsample2(box(bb), lw, lh, w, h);
+  return combineUpsampled([box(aR), box(aG), box(aB), box(bb)], lw, lh, I, w, h, n);
+}
+
+/**
+ * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is upsample2 (the same float32 values): the
+ * four coefficient planes are interpolated two source rows at a time instead of into four
+ * full-resolution planes.
+ */
+function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float32Array, Float32Array, Float32Array], w: number, h: number, n: number): Float32Array {
+  const xa = new Int32Array(w);
+  const xb = new Int32Array(w);
+  const xt = new Float64Array(w);
+  for (let x = 0; x < w; x++) {
+    const fx = Math.min(lw - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
+    xa[x] = Math.floor(fx);
+    xb[x] = Math.min(lw - 1, xa[x] + 1);
+    xt[x] = fx - xa[x];
+  }
+  // Horizontally interpolated source rows, two slots (by row parity), four planes each.
+  const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
+  const slotRow = [-1, -1];
+  const rowOf = (ry: number): Float64Array => {
+    const k = ry & 1;
+    const buf = slots[k];
+    if (slotRow[k] !== ry) {
+      for (let p = 0; p < 4; p++) {
+        const P = low[p];
+        const r = ry * lw;
+        const o = p * w;
+        for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
+      }
+      slotRow[k] = ry;
+    }
+    return buf;
+  };
   const q = new Float32Array(n);
   const [R, G, B] = I;
-  for (let i = 0; i < n; i++) q[i] = maR[i] * R[i] + maG[i] * G[i] + maB[i] * B[i] + mbb[i];
+  const f = Math.fround;
+  for (let y = 0; y < h; y++) {
+    const fy = Math.min(lh - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
+    const y0 = Math.floor(fy);
+    const y1 = Math.min(lh - 1, y0 + 1);
+    const ty = fy - y0;
+    const t = rowOf(y0);
+    const b = rowOf(y1);
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      const i = row + x;
+      const vR = f(t[x] + (b[x] - t[x]) * ty);
+      const vG = f(t[w + x] + (b[w + x] - t[w + x]) * ty);
+      const vB = f(t[2 * w + x] + (b[2 * w + x] - t[2 * w + x]) * ty);
+      const vb = f(t[3 * w + x] + (b[3 * w + x] - t[3 * w + x]) * ty);
+      q[i] = vR * R[i] + vG * G[i] + vB * B[i] + vb;
+    }
+  }
   return q;
 }
 
