@@ -122,7 +122,7 @@ export interface PassportMeasurements {
   outside_fill_share: number;
   input_width: number;
   input_height: number;
-  /** The input was decoded at 1/decode_shrink of its size (shrink-on-load for large JPEGs). */
+  /** Detection and segmentation ran on a copy reduced by this (shrink-on-load for large JPEGs); the photo is rendered from full-size pixels. */
   decode_shrink: number;
   enhancement: EnhanceParams | null;
 }
