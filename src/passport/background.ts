@@ -28,7 +28,13 @@ export const MASK_REFINEMENT = {
   fusionRadiiShare: [0.05, 0.005] as const,
 } as const;
 
+// refineMask and estimateForeground read the same photo's planes: converted once (the pipeline
+// never changes a photo's pixels in place; a new photo is a new buffer).
+const planesOf = new WeakMap<Uint8Array, [Float32Array, Float32Array, Float32Array]>();
+
 function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
+  const known = planesOf.get(rgb.data);
+  if (known && known[0].length === rgb.width * rgb.height) return known;
   const n = rgb.width * rgb.height;
   const p: [Float32Array, Float32Array, Float32Array] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
   const d = rgb.data;
@@ -37,6 +43,7 @@ function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
     p[1][i] = d[j + 1] / 255;
     p[2][i] = d[j + 2] / 255;
   }
+  planesOf.set(rgb.data, p);
   return p;
 }
 
@@ -60,7 +67,8 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
     for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
     return o;
   };
-  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl);
+  const tmp = new Float32Array(ln);
+  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
   const mR = box(Ir);
   const mG = box(Ig);
   const mB = box(Ib);
@@ -108,13 +116,61 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
-  const maR = upsample2(box(aR), lw, lh, w, h);
-  const maG = upsample2(box(aG), lw, lh, w, h);
-  const maB = upsample2(box(aB), lw, lh, w, h);
-  const mbb = upsample2(box(bb), lw, lh, w, h);
+  return combineUpsampled([box(aR), box(aG), box(aB), box(bb)], lw, lh, I, w, h, n);
+}
+
+/**
+ * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is upsample2 (the same float32 values): the
+ * four coefficient planes are interpolated two source rows at a time instead of into four
+ * full-resolution planes.
+ */
+function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float32Array, Float32Array, Float32Array], w: number, h: number, n: number): Float32Array {
+  const xa = new Int32Array(w);
+  const xb = new Int32Array(w);
+  const xt = new Float64Array(w);
+  for (let x = 0; x < w; x++) {
+    const fx = Math.min(lw - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
+    xa[x] = Math.floor(fx);
+    xb[x] = Math.min(lw - 1, xa[x] + 1);
+    xt[x] = fx - xa[x];
+  }
+  // Horizontally interpolated source rows, two slots (by row parity), four planes each.
+  const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
+  const slotRow = [-1, -1];
+  const rowOf = (ry: number): Float64Array => {
+    const k = ry & 1;
+    const buf = slots[k];
+    if (slotRow[k] !== ry) {
+      for (let p = 0; p < 4; p++) {
+        const P = low[p];
+        const r = ry * lw;
+        const o = p * w;
+        for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
+      }
+      slotRow[k] = ry;
+    }
+    return buf;
+  };
   const q = new Float32Array(n);
   const [R, G, B] = I;
-  for (let i = 0; i < n; i++) q[i] = maR[i] * R[i] + maG[i] * G[i] + maB[i] * B[i] + mbb[i];
+  const f = Math.fround;
+  for (let y = 0; y < h; y++) {
+    const fy = Math.min(lh - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
+    const y0 = Math.floor(fy);
+    const y1 = Math.min(lh - 1, y0 + 1);
+    const ty = fy - y0;
+    const t = rowOf(y0);
+    const b = rowOf(y1);
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      const i = row + x;
+      const vR = f(t[x] + (b[x] - t[x]) * ty);
+      const vG = f(t[w + x] + (b[w + x] - t[w + x]) * ty);
+      const vB = f(t[2 * w + x] + (b[2 * w + x] - t[2 * w + x]) * ty);
+      const vb = f(t[3 * w + x] + (b[3 * w + x] - t[3 * w + x]) * ty);
+      q[i] = vR * R[i] + vG * G[i] + vB * B[i] + vb;
+    }
+  }
   return q;
 }
 
@@ -169,21 +225,12 @@ function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Fl
   }
 }
 
-/** F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1, written into `out`. */
-function fuse(I: Float32Array, bF: Float32Array, bB: Float32Array, alpha: Float32Array, out: Float32Array): Float32Array {
-  const n = I.length;
-  for (let i = 0; i < n; i++) {
-    const a = alpha[i];
-    const v = bF[i] + a * (I[i] - a * bF[i] - (1 - a) * bB[i]);
-    out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-  }
-  return out;
-}
-
 /**
  * Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels.
  * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution and is
- * upsampled; the narrow pass runs at full resolution on the wide pass's estimates.
+ * upsampled; the narrow pass runs at full resolution on the wide pass's estimates. Each pass is
+ * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
+ * background colours). The full-resolution planes are allocated once and reused per channel.
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage {
   const { width: w, height: h, data } = rgb;
@@ -198,20 +245,41 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const bA1 = boxMean(lowA.data, lw, lh, r1);
   const bA2 = boxMean(alpha, w, h, r2);
   const low = scratch(lw * lh);
-  const full = scratch(n);
-  const F1 = new Float32Array(n);
-  const F2 = new Float32Array(n);
+  const full = scratch(n); // fa, b1a: the narrow pass's inputs; bF, bB: their box means
+  const upF = new Float32Array(n);
+  const upB = new Float32Array(n);
   const out = new Uint8Array(n * 3);
   for (let c = 0; c < 3; c++) {
-    const Il = downsample2(I[c], w, h).data;
+    const Ic = I[c];
+    const Il = downsample2(Ic, w, h).data;
     blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1, low);
-    const B1 = upsample2(low.bB, lw, lh, w, h);
-    fuse(I[c], upsample2(low.bF, lw, lh, w, h), B1, alpha, F1);
-    blurredFB(F1, B1, alpha, bA2, w, h, r2, full);
-    fuse(I[c], full.bF, full.bB, alpha, F2);
+    upsample2(low.bF, lw, lh, w, h, upF);
+    upsample2(low.bB, lw, lh, w, h, upB);
+    // Wide pass fused (F1) and the narrow pass's weighted inputs, in one sweep.
+    const { fa, b1a, bF, bB } = full;
+    for (let i = 0; i < n; i++) {
+      const a = alpha[i];
+      const f = upF[i];
+      const b = upB[i];
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      fa[i] = Math.fround(v) * a;
+      b1a[i] = b * (1 - a);
+    }
+    boxMean(fa, w, h, r2, bF, full.tmp);
+    boxMean(b1a, w, h, r2, bB, full.tmp);
     for (let i = 0, j = c; i < n; i++, j += 3) {
+      const a = alpha[i];
       // Fully opaque pixels keep their exact original values.
-      out[j] = alpha[i] >= 0.999 ? data[j] : Math.round(F2[i] * 255);
+      if (a >= 0.999) {
+        out[j] = data[j];
+        continue;
+      }
+      const f = Math.fround(bF[i] / (bA2[i] + 1e-5));
+      const b = Math.fround(bB[i] / (1 - bA2[i] + 1e-5));
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      out[j] = Math.round(Math.fround(v) * 255);
     }
   }
   return { data: out, width: w, height: h, channels: 3 };

@@ -196,23 +196,32 @@ async function detectOnCrop(rgb: RawImage, centre: Point, side: number, angleDeg
  * A box of a rotated crop is the same-size box around the same centre. `refined` is false when the
  * detector found nothing on the first crop (the face is returned unchanged).
  */
-export async function refineFace(src: RawImage, face: DetectedFace): Promise<{ face: DetectedFace; refined: boolean }> {
+export interface RefineGrid {
+  scales: readonly number[];
+  angles: readonly number[];
+  /** Skip the axis-aligned first crop: take centre, size and roll from `face` (already accurate). */
+  skipFirst?: boolean;
+}
+
+export const REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: REFINE_ANGLES };
+
+export async function refineFace(src: RawImage, face: DetectedFace, grid: RefineGrid = REFINE_GRID): Promise<{ face: DetectedFace; refined: boolean }> {
   const size = (f: DetectedFace): number => Math.max(f.box.width, f.box.height);
   // Work on a copy where the face is about REFINE_SIZE / 2 px, so the crops need no further reduction.
   const s = Math.min(1, REFINE_SIZE / 2 / size(face));
   if (s < 0.8) {
     const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
-    const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0));
+    const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
   const rgb = src.channels === 3 ? src : await dropAlpha(src);
   const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
-  const first = await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
+  const first = grid.skipFirst ? face : await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
   if (!first) return { face, refined: false };
   const roll = rollDegrees(first.keypoints);
   const results: DetectedFace[] = [];
-  for (const scale of REFINE_SCALES) {
-    for (const da of REFINE_ANGLES) {
+  for (const scale of grid.scales) {
+    for (const da of grid.angles) {
       const f = await detectOnCrop(rgb, centreOf(first), scale * size(first), roll + da);
       if (f) results.push(f);
     }

@@ -1,5 +1,5 @@
 // Raw-pixel helpers for the passport pipeline: decode, resampling warps, box filters.
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PassportInputError } from './errors.js';
 
 /** Interleaved 8-bit pixels, row-major, no padding. */
@@ -18,24 +18,85 @@ export const DETECTION_MAX_SIDE = 1280;
 export type Rgb = readonly [number, number, number];
 
 export interface DecodedInput {
-  image: RawImage; // 3 channels, sRGB, EXIF orientation applied, alpha flattened onto the background
+  /**
+   * The working copy: 3 channels, sRGB, EXIF orientation applied, alpha flattened onto the
+   * background. Detection, refinement and segmentation run on it; for large JPEGs it is reduced.
+   */
+  image: RawImage;
   format: string;
   hadAlpha: boolean;
   density: number | null;
-  /** The input's own size (EXIF-oriented) and the factor it was reduced by while decoding. */
+  /** The input's own size (EXIF-oriented) and the factor the working copy is reduced by (1 = full size). */
   originalWidth: number;
   originalHeight: number;
   shrink: number;
+  /**
+   * Pixels of a rectangle of the full-size image (EXIF-oriented coordinates, clipped to the image),
+   * with the same colour handling as the working copy. `left`/`top` say where the returned pixels
+   * start. Without a reduced working copy this is the working copy itself. With `reduce` > 1 the
+   * rectangle is reduced by about that factor (lanczos3) in the same libvips pipeline; `scaleX` /
+   * `scaleY` are the returned pixels per full-size pixel.
+   */
+  region(bounds: PixelBounds, reduce?: number): Promise<{ image: RawImage; left: number; top: number; scaleX: number; scaleY: number }>;
+}
+
+/** A rectangle in whole pixels: [left, right) x [top, bottom). */
+export interface PixelBounds {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
 }
 
 /**
- * JPEGs with a long side of at least this are decoded at half size (libjpeg's DCT scaling: about 4x
- * less decode work). A 12 MP phone portrait keeps far more pixels than a 600 px photo needs; the
- * pipeline decodes again at full size when the half-size face would have to be enlarged.
+ * JPEGs with a long side of at least this get a reduced working copy (libjpeg's DCT scaling decodes
+ * it at 1/4 or 1/8 of the work) and the output is rendered from a region decode of the full-size
+ * image: a 12 MP phone portrait is never decoded whole at full size.
  */
 export const SHRINK_ON_LOAD_MIN_SIDE = 3000;
+/** The reduced working copy keeps a long side of at least this (the models see <= 256 px of it). */
+export const WORKING_MIN_SIDE = 760;
 
-/** Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are PassportInputErrors. */
+/**
+ * The resize factor for the working copy. sharp decodes a JPEG at 1/s (s = 2, 4, 8) when the
+ * factor is at least s + 1 (it lowers s for factors in [s, s + 1) to avoid libjpeg rounding): the
+ * largest s whose copy keeps WORKING_MIN_SIDE, with the factor set to s + 1 so DCT scaling applies.
+ */
+export function workingShrink(longSide: number): number {
+  for (const s of [8, 4, 2]) if (longSide / (s + 1) >= WORKING_MIN_SIDE) return s + 1;
+  return 1;
+}
+
+/** The stored-image rectangle that EXIF orientation `o` turns into the displayed rectangle `r`. */
+export function storedRegion(
+  r: { left: number; top: number; width: number; height: number },
+  orientation: number,
+  storedWidth: number,
+  storedHeight: number,
+): { left: number; top: number; width: number; height: number } {
+  const { left: L, top: T, width: w, height: h } = r;
+  switch (orientation) {
+    case 2: return { left: storedWidth - L - w, top: T, width: w, height: h };
+    case 3: return { left: storedWidth - L - w, top: storedHeight - T - h, width: w, height: h };
+    case 4: return { left: L, top: storedHeight - T - h, width: w, height: h };
+    case 5: return { left: T, top: L, width: h, height: w };
+    case 6: return { left: T, top: storedHeight - L - w, width: h, height: w };
+    case 7: return { left: storedWidth - T - h, top: storedHeight - L - w, width: h, height: w };
+    case 8: return { left: storedWidth - T - h, top: L, width: h, height: w };
+    default: return { ...r };
+  }
+}
+
+function asRaw(data: Buffer, info: { width: number; height: number; channels: number }): RawImage {
+  if (info.channels !== 3 || data.length !== info.width * info.height * 3) throw new Error(`unexpected ${info.channels}-channel pixels (${data.length} bytes) after conversion`);
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 };
+}
+
+/**
+ * Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are
+ * PassportInputErrors. With `allowShrink`, a large JPEG's working copy is decoded reduced and
+ * `region` decodes only the rectangle it is asked for, at full size.
+ */
 export async function decodeInput(input: Buffer, background: Rgb, allowShrink = false): Promise<DecodedInput> {
   let meta: Metadata;
   try {
@@ -47,30 +108,56 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
   if (meta.width * meta.height > MAX_INPUT_PIXELS) {
     throw new PassportInputError('image_too_large', `The image has ${meta.width * meta.height} pixels; the limit is ${MAX_INPUT_PIXELS}.`);
   }
-  const swap = (meta.orientation ?? 1) >= 5;
+  const orientation = meta.orientation ?? 1;
+  const swap = orientation >= 5;
   const originalWidth = swap ? meta.height : meta.width;
   const originalHeight = swap ? meta.width : meta.height;
-  const shrink = allowShrink && meta.format === 'jpeg' && Math.max(originalWidth, originalHeight) >= SHRINK_ON_LOAD_MIN_SIDE ? 2 : 1;
-  try {
-    let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).autoOrient();
-    if (shrink > 1) {
-      pipeline = pipeline.resize(Math.round(originalWidth / shrink), Math.round(originalHeight / shrink), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true });
-    }
-    const { data, info } = await pipeline
-      .flatten({ background: { r: background[0], g: background[1], b: background[2] } })
+  const longSide = Math.max(originalWidth, originalHeight);
+  const factor = allowShrink && meta.format === 'jpeg' && longSide >= SHRINK_ON_LOAD_MIN_SIDE ? workingShrink(longSide) : 1;
+  const finish = (p: Sharp): Promise<{ data: Buffer; info: OutputInfo }> =>
+    p.flatten({ background: { r: background[0], g: background[1], b: background[2] } })
       .toColourspace('srgb')
       .removeAlpha()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3 || data.length !== info.width * info.height * 3) throw new Error(`unexpected ${info.channels}-channel pixels (${data.length} bytes) after conversion`);
+  const open = (): Sharp => sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
+  try {
+    let pipeline = open().autoOrient();
+    if (factor > 1) {
+      pipeline = pipeline.resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true });
+    }
+    const { data, info } = await finish(pipeline);
+    const image = asRaw(data, info);
+    const region: DecodedInput['region'] =
+      factor === 1
+        ? async () => ({ image, left: 0, top: 0, scaleX: 1, scaleY: 1 })
+        : async (b, reduce = 1) => {
+            // Extract in stored coordinates before orienting: libjpeg then skips the blocks outside
+            // the rectangle where it can (about half a whole decode's CPU for a 12 MP photo's crop).
+            const left = Math.max(0, Math.min(originalWidth - 1, b.left));
+            const top = Math.max(0, Math.min(originalHeight - 1, b.top));
+            const width = Math.max(1, Math.min(originalWidth, b.right) - left);
+            const height = Math.max(1, Math.min(originalHeight, b.bottom) - top);
+            const stored = storedRegion({ left, top, width, height }, orientation, meta.width, meta.height);
+            try {
+              let p = open().extract(stored).autoOrient();
+              // Target size in oriented pixels (sharp swaps it when the orientation turns the image).
+              if (reduce > 1) p = p.resize(Math.max(2, Math.round(width / reduce)), Math.max(2, Math.round(height / reduce)), { fit: 'fill', kernel: 'lanczos3' });
+              const out = await finish(p);
+              return { image: asRaw(out.data, out.info), left, top, scaleX: out.info.width / width, scaleY: out.info.height / height };
+            } catch (e) {
+              throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
+            }
+          };
     return {
-      image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 },
+      image,
       format: meta.format,
       hadAlpha: meta.hasAlpha,
       density: meta.density ?? null,
       originalWidth,
       originalHeight,
-      shrink,
+      shrink: factor === 1 ? 1 : Math.round((originalWidth / info.width) * 100) / 100,
+      region,
     };
   } catch (e) {
     if (e instanceof PassportInputError) throw e;
@@ -208,10 +295,11 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
   const out = new Uint8Array(width * height * 4);
   const { data: s, width: sw, height: sh } = src;
   for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
-      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
-      const o = (v * width + u) * 4;
+    // Source coordinates advance by (dux, duy) per output pixel: no multiplications in the row.
+    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
+    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
+    let o = v * width * 4;
+    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy, o += 4) {
       out[o + 3] = 255;
       if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
         out[o] = fill[0];
@@ -231,11 +319,14 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
       const p10 = (y0 * sw + x1) * 3;
       const p01 = (y1 * sw + x0) * 3;
       const p11 = (y1 * sw + x1) * 3;
-      for (let c = 0; c < 3; c++) {
-        const top = s[p00 + c] + (s[p10 + c] - s[p00 + c]) * tx;
-        const bot = s[p01 + c] + (s[p11 + c] - s[p01 + c]) * tx;
-        out[o + c] = Math.round(top + (bot - top) * ty);
-      }
+      const w00 = (1 - tx) * (1 - ty);
+      const w10 = tx * (1 - ty);
+      const w01 = (1 - tx) * ty;
+      const w11 = tx * ty;
+      // + 0.5 and truncation: Math.round for these non-negative values
+      out[o] = w00 * s[p00] + w10 * s[p10] + w01 * s[p01] + w11 * s[p11] + 0.5;
+      out[o + 1] = w00 * s[p00 + 1] + w10 * s[p10 + 1] + w01 * s[p01 + 1] + w11 * s[p11 + 1] + 0.5;
+      out[o + 2] = w00 * s[p00 + 2] + w10 * s[p10 + 2] + w01 * s[p01 + 2] + w11 * s[p11 + 2] + 0.5;
     }
   }
   return { data: out, width, height, channels: 4 };
@@ -245,9 +336,9 @@ export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, h
 export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number): Float32Array {
   const out = new Float32Array(width * height);
   for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const sx = map.ox + (u + 0.5) * map.dux + (v + 0.5) * map.dvx;
-      const sy = map.oy + (u + 0.5) * map.duy + (v + 0.5) * map.dvy;
+    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
+    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
+    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
       const fx = Math.min(sw - 1, Math.max(0, sx - 0.5));
       const fy = Math.min(sh - 1, Math.max(0, sy - 0.5));
       const x0 = Math.floor(fx);
@@ -266,7 +357,8 @@ export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map
 
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
- * pixels actually inside the window). O(n) running sums; both passes walk memory row by row.
+ * pixels actually inside the window). O(n) running sums; both passes walk memory row by row, and
+ * the unclipped middle of each pass runs without edge tests.
  */
 export function boxMean(
   src: Float32Array,
@@ -276,15 +368,25 @@ export function boxMean(
   out: Float32Array = new Float32Array(width * height),
   tmp: Float32Array = new Float32Array(width * height),
 ): Float32Array {
-  const invW = new Float32Array(width);
-  for (let x = 0; x < width; x++) invW[x] = 1 / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
+  const full = 1 / (2 * r + 1);
+  const xa = Math.min(r + 1, width); // x < xa: the window's left end is clipped
+  const xb = Math.max(xa, width - r - 1); // x >= xb: its right end is clipped
   for (let y = 0; y < height; y++) {
     const row = y * width;
     let acc = 0;
     for (let x = 0; x <= Math.min(r, width - 1); x++) acc += src[row + x];
-    for (let x = 0; x < width; x++) {
-      tmp[row + x] = acc * invW[x];
+    let x = 0;
+    for (; x < xa; x++) {
+      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
       if (x + r + 1 < width) acc += src[row + x + r + 1];
+      if (x - r >= 0) acc -= src[row + x - r];
+    }
+    for (; x < xb; x++) {
+      tmp[row + x] = acc * full;
+      acc += src[row + x + r + 1] - src[row + x - r];
+    }
+    for (; x < width; x++) {
+      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
       if (x - r >= 0) acc -= src[row + x - r];
     }
   }
@@ -296,13 +398,23 @@ export function boxMean(
   for (let y = 0; y < height; y++) {
     const inv = 1 / (Math.min(height - 1, y + r) - Math.max(0, y - r) + 1);
     const row = y * width;
-    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
     const add = y + r + 1;
+    const sub = y - r;
+    if (add < height && sub >= 0) {
+      const ar = add * width;
+      const sr = sub * width;
+      for (let x = 0; x < width; x++) {
+        const c = col[x];
+        out[row + x] = c * inv;
+        col[x] = c + tmp[ar + x] - tmp[sr + x];
+      }
+      continue;
+    }
+    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
     if (add < height) {
       const ar = add * width;
       for (let x = 0; x < width; x++) col[x] += tmp[ar + x];
     }
-    const sub = y - r;
     if (sub >= 0) {
       const sr = sub * width;
       for (let x = 0; x < width; x++) col[x] -= tmp[sr + x];
@@ -328,33 +440,34 @@ export function downsample2(src: Float32Array, width: number, height: number): {
   return { data: out, width: w2, height: h2 };
 }
 
-/** Bilinear upsample by 2 (inverse of downsample2's pixel grid) to width x height. */
-export function upsample2(src: Float32Array, w2: number, h2: number, width: number, height: number): Float32Array {
-  const out = new Float32Array(width * height);
-  const x0s = new Int32Array(width);
-  const x1s = new Int32Array(width);
-  const txs = new Float32Array(width);
-  for (let x = 0; x < width; x++) {
-    const fx = Math.min(w2 - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
-    x0s[x] = Math.floor(fx);
-    x1s[x] = Math.min(w2 - 1, x0s[x] + 1);
-    txs[x] = fx - x0s[x];
+/**
+ * Bilinear upsample by 2 (inverse of downsample2's pixel grid) to width x height. Each source row
+ * is interpolated horizontally once (kept in doubles, so the result is the same as interpolating
+ * per output pixel) and the output rows blend two of those.
+ */
+export function upsample2(src: Float32Array, w2: number, h2: number, width: number, height: number, out: Float32Array = new Float32Array(width * height)): Float32Array {
+  const rows = new Float64Array(h2 * width);
+  for (let ry = 0; ry < h2; ry++) {
+    const r = ry * w2;
+    const o = ry * width;
+    for (let x = 0; x < width; x++) {
+      const fx = Math.min(w2 - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
+      const a = Math.floor(fx);
+      const b = Math.min(w2 - 1, a + 1);
+      rows[o + x] = src[r + a] + (src[r + b] - src[r + a]) * (fx - a);
+    }
   }
   for (let y = 0; y < height; y++) {
     const fy = Math.min(h2 - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
     const y0 = Math.floor(fy);
     const y1 = Math.min(h2 - 1, y0 + 1);
     const ty = fy - y0;
-    const r0 = y0 * w2;
-    const r1 = y1 * w2;
+    const t = y0 * width;
+    const b = y1 * width;
     const row = y * width;
     for (let x = 0; x < width; x++) {
-      const a = x0s[x];
-      const b = x1s[x];
-      const t = txs[x];
-      const top = src[r0 + a] + (src[r0 + b] - src[r0 + a]) * t;
-      const bot = src[r1 + a] + (src[r1 + b] - src[r1 + a]) * t;
-      out[row + x] = top + (bot - top) * ty;
+      const top = rows[t + x];
+      out[row + x] = top + (rows[b + x] - top) * ty;
     }
   }
   return out;

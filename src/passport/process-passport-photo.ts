@@ -9,7 +9,7 @@ import { measureHalo } from './halo.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from './head-extent.js';
 import { applyEnhancement, ENHANCE, planEnhancement, type EnhanceParams, type Region } from './enhance.js';
 import { PassportInputError } from './errors.js';
-import { detectFaces, detectFacesInImage, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
+import { detectFaces, detectFacesInImage, refineFace, REFINE_SCALES, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type RefineGrid } from './face-detector.js';
 
 export { SIGNIFICANT_FACE_RATIO };
 import {
@@ -36,6 +36,9 @@ import {
   warpRgbaBilinear,
   renderWarp,
   warpRgbBicubic,
+  type AffineMap,
+  type DecodedInput,
+  type PixelBounds,
   type RawImage,
   type Rgb,
 } from './image.js';
@@ -119,7 +122,7 @@ export interface PassportMeasurements {
   outside_fill_share: number;
   input_width: number;
   input_height: number;
-  /** The input was decoded at 1/decode_shrink of its size (shrink-on-load for large JPEGs). */
+  /** Detection and segmentation ran on a copy reduced by this (shrink-on-load for large JPEGs); the photo is rendered from full-size pixels. */
   decode_shrink: number;
   enhancement: EnhanceParams | null;
 }
@@ -133,6 +136,16 @@ export const MAX_UPSCALE = 3.5;
 export const SEGMENTATION_MAX_SIDE = 384;
 /** Segmentation region around the face, in face-box heights. */
 const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
+/**
+ * Refinement of the face found on the produced photo: 4 grid crops (both scales, the two outer
+ * angles) instead of 6. Over the corpus portraits x every country the eye line, head height and
+ * centring moved by at most 0.003 of the height and the roll by at most 0.9 degrees on frontal
+ * faces (1.8 on the 3/4 profile, whose roll is unreliable anyway).
+ */
+const OUTPUT_REFINE_GRID: RefineGrid = {
+  scales: REFINE_SCALES,
+  angles: [-4, 4],
+};
 /** JPEG qualities tried in order until the file fits the spec's kB limit. */
 export const JPEG_QUALITY_STEPS = [95, 92, 90, 87, 84, 80, 76, 72, 68, 64, 60, 55, 50, 45, 40] as const;
 
@@ -253,17 +266,30 @@ async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorM
 
 /**
  * JPEG (sRGB profile, DPI written) at the first quality of JPEG_QUALITY_STEPS that fits the spec's
- * kB limit; never padded. Returns the encoded file and the pixels that were encoded.
+ * kB limit; never padded. Returns the encoded file and, with `keepPixels`, the pixels that were
+ * encoded (after sharpening). Without it, sharpening and encoding are one libvips pipeline.
  */
-export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharpen: boolean): Promise<{ buffer: Buffer; quality: number; pixels: RawImage }> {
-  let base = sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } });
-  if (sharpen) base = base.sharpen(ENHANCE.SHARPEN);
-  const raw = await base.raw().toBuffer();
-  const pixels: RawImage = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: img.width, height: img.height, channels: 3 };
+export async function encodeWithinLimit(
+  img: RawImage,
+  spec: PassportSpec,
+  sharpen: boolean,
+  keepPixels = true,
+): Promise<{ buffer: Buffer; quality: number; pixels: RawImage | null }> {
+  const rawIn = { raw: { width: img.width, height: img.height, channels: 3 as const } };
+  let pixels: RawImage | null = null;
+  let source: Uint8Array = img.data;
+  if (keepPixels) {
+    const raw = sharpen ? await sharp(img.data, rawIn).sharpen(ENHANCE.SHARPEN).raw().toBuffer() : Buffer.from(img.data);
+    pixels = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: img.width, height: img.height, channels: 3 };
+    source = pixels.data;
+  }
+  const sharpenHere = sharpen && !keepPixels;
   const maxBytes = (spec.fileSizeKb.max ?? Infinity) * 1000;
-  let last: { buffer: Buffer; quality: number; pixels: RawImage } | null = null;
+  let last: { buffer: Buffer; quality: number; pixels: RawImage | null } | null = null;
   for (const quality of JPEG_QUALITY_STEPS) {
-    const buffer = await sharp(raw, { raw: { width: img.width, height: img.height, channels: 3 } })
+    let p = sharp(source, rawIn);
+    if (sharpenHere) p = p.sharpen(ENHANCE.SHARPEN);
+    const buffer = await p
       .jpeg({ quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' })
       .withIccProfile('srgb')
       .withDensity(spec.dpi)
@@ -284,19 +310,11 @@ function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw
   return { x0: Math.round(x0), y0: Math.round(y0), x1: Math.round(x1), y1: Math.round(y1) };
 }
 
-/** With a half-size decode, go back to full size when the face has fewer source pixels than this per output pixel. */
-const SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX = 1.0;
-
 export async function processPassportPhoto(input: Buffer, options: PassportOptions): Promise<PassportResult> {
-  const first = await runPipeline(input, options, true);
-  if (first.measurements.source_px_per_output_px >= SHRUNK_MIN_SOURCE_PX_PER_OUTPUT_PX || first.measurements.decode_shrink === 1) return first;
-  const full = await runPipeline(input, options, false);
-  full.timings.total += first.timings.total;
-  full.timings.half_size_attempt = first.timings.total;
-  return full;
+  return runPipeline(input, options);
 }
 
-async function runPipeline(input: Buffer, options: PassportOptions, allowShrink: boolean): Promise<PassportResult> {
+async function runPipeline(input: Buffer, options: PassportOptions): Promise<PassportResult> {
   const timer = new Timer();
   if (!isPassportCountry(options.country)) {
     throw new PassportInputError('invalid_country', `Unknown country "${String(options.country)}"; allowed: ${PASSPORT_COUNTRIES.join(', ')}.`, {
@@ -309,13 +327,17 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   const manualBox = options.faceBox === undefined || options.faceBox === null ? null : validateFaceBox(options.faceBox);
   const bg: Rgb = spec.background.rgb;
 
-  // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background)
-  const decoded = await decodeInput(input, bg, allowShrink);
+  // 1. decode (EXIF orientation applied, sRGB, alpha flattened onto the background); large JPEGs:
+  // a reduced working copy now, the output's region at full size when it is rendered
+  const decoded = await decodeInput(input, bg, true);
   const src = decoded.image;
   timer.lap('decode');
 
   // 2. detect (short-range, full-range, tiles), then refine on a face crop
   const { faces, model } = manualBox ? { faces: [], model: 'short' as const } : await detectFacesInImage(src);
+  // Large JPEGs: start decoding the full-size pixels the photo can need while the main thread
+  // refines the face and segments (libvips decodes on the thread pool).
+  const prefetch = decoded.shrink > 1 ? prefetchRegion(decoded, spec, roughFace(src, faces, manualBox)) : null;
   const chosen = await chooseFace(src, faces, model, manualBox);
   timer.lap('detect');
 
@@ -362,7 +384,9 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   const W = spec.digital.width;
   const H = spec.digital.height;
   const outMap = affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale);
-  const rendered = await renderWarp(src, outMap, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
+  const full = await fullSizeRegion(decoded, outMap, W, H, prefetch);
+  timer.lap('decode');
+  const rendered = await renderWarp(full.image, full.map, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
   const probOut = warpFloatBilinear(prob, rw, rh, {
     ox: (plan.a0 - ra0) / step,
     oy: (plan.b0 - rb0) / step,
@@ -393,14 +417,18 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
   timer.lap('enhance');
 
-  // 8. JPEG within the kB limit, DPI and sRGB profile written
-  const { buffer, quality, pixels: encodedPixels } = await encodeWithinLimit(finalImg, spec, enhance);
-  timer.lap('encode');
+  // 8. JPEG within the kB limit, DPI and sRGB profile written. libvips encodes on the thread pool
+  // while the detector (WASM, this thread) looks for the face on the same photo (step 9).
+  // The JPEG is decoded again for the pixel checks as soon as it exists, also on the thread pool.
+  const encoding = encodeWithinLimit(finalImg, spec, enhance, options.includePrintSheet === true).then(async (e) => ({
+    ...e,
+    decoded: await sharp(e.buffer).removeAlpha().raw().toBuffer(),
+  }));
+  encoding.catch(() => undefined); // awaited below; no unhandled rejection while the detector runs
 
-  // 9. compliance: re-detect on the decoded output
-  const decodedOut = await sharp(buffer).removeAlpha().raw().toBuffer();
-  const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
-  const outImage = toRgba(outRgb);
+  // 9. compliance: re-detect on the produced photo (before sharpening and JPEG; both change a
+  // pixel by a few levels), pixel checks on the decoded JPEG
+  const outImage = toRgba(finalImg);
   const outDet = await detectFaces(outImage);
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
@@ -411,7 +439,7 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   let outKeypoints: FaceKeypoints | null = null;
   const outSignificant = outDet.faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (outDet.faces[0]?.box.height ?? 0));
   if (outSignificant.length === 1) {
-    const { face: of } = await refineFace(outImage, outSignificant[0]);
+    const { face: of } = await refineFace(outImage, outSignificant[0], OUTPUT_REFINE_GRID);
     const oframe = makeFaceFrame(of.keypoints, false);
     const oface = faceInFrame(oframe, of);
     measuredOn = 'output';
@@ -434,14 +462,19 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
       mouth: sourceToOutput(plan, k.mouth), rightEar: sourceToOutput(plan, k.rightEar), leftEar: sourceToOutput(plan, k.leftEar),
     };
   }
+  // Halo: the old background as it would look after the same corrections (computed before waiting for the JPEG).
+  const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
+  timer.lap('compliance');
+  const { buffer, quality, pixels: encodedPixels, decoded: decodedOut } = await encoding;
+  timer.lap('encode');
+  const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
   const faceMeasures = outKeypoints ? measureFace(outRgb, outKeypoints) : null;
-  // Halo: the old background as it would look after the same corrections.
-  const halo = alpha
-    ? measureHalo(enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image, outRgb, alpha, rendered.inside, bg)
-    : null;
+  const halo = alpha && haloSource ? measureHalo(haloSource, outRgb, alpha, rendered.inside, bg) : null;
   const headHeightRatio = (chinY - plan.crownY) / H;
   const eyeLineRatio = 1 - eyeY / H;
-  const sourcePxPerOutputPx = 1 / plan.scale;
+  // Input pixels (full size, not the working copy) per output pixel.
+  const fullPerWork = (decoded.originalWidth / src.width + decoded.originalHeight / src.height) / 2;
+  const sourcePxPerOutputPx = fullPerWork / plan.scale;
   const checks = runComplianceChecks({
     spec,
     photo: outRgb,
@@ -481,6 +514,7 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
   // 10. print sheet
   let printSheet: PassportResult['printSheet'] = null;
   if (options.includePrintSheet) {
+    if (!encodedPixels) throw new Error('encoded pixels were not kept for the print sheet');
     const sheet = await makePrintSheet(encodedPixels, spec);
     printSheet = { buffer: sheet.buffer, width: sheet.width, height: sheet.height, copies: sheet.copies, dpi: sheet.dpi };
     timer.lap('print_sheet');
@@ -513,7 +547,7 @@ async function runPipeline(input: Buffer, options: PassportOptions, allowShrink:
       input_roll_degrees: Math.round(inputRoll * 100) / 100,
       rotation_applied_degrees: Math.round(frame.angleDeg * 100) / 100,
       output_roll_degrees: Math.round(outRoll * 100) / 100,
-      scale: r3(plan.scale),
+      scale: r3(1 / sourcePxPerOutputPx),
       source_px_per_output_px: r3(sourcePxPerOutputPx),
       crown_source: crownSource,
       headwear_detected: headwear?.detected ?? false,
@@ -544,4 +578,125 @@ function tooSmall(spec: PassportSpec, headSrcPx: number, targetHeadPx: number): 
       `${Math.round(headSrcPx)} px tall in the image and at least ${needed} px are needed (chin to top of hair). Use a larger or closer photo.`,
     { headPx: Math.round(headSrcPx), neededPx: needed },
   );
+}
+
+/** Full-size pixels decoded for a rectangle (possibly reduced by `reduce`), and the rectangle. */
+interface FullSizeRegion {
+  bounds: PixelBounds;
+  reduce: number;
+  image: RawImage;
+  left: number;
+  top: number;
+  scaleX: number;
+  scaleY: number;
+}
+
+/** Output map (output pixel -> working-copy coordinates) scaled to full-size coordinates. */
+function toFullSize(decoded: DecodedInput, map: AffineMap): AffineMap {
+  const kx = decoded.originalWidth / decoded.image.width;
+  const ky = decoded.originalHeight / decoded.image.height;
+  return { ox: map.ox * kx, oy: map.oy * ky, dux: map.dux * kx, duy: map.duy * ky, dvx: map.dvx * kx, dvy: map.dvy * ky };
+}
+
+/** The full-size rectangle the samples of `full` need, plus the resampling kernels' reach. */
+function boundsOf(full: AffineMap, width: number, height: number, margin = 0): PixelBounds {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const [u, v] of [[0, 0], [width, 0], [0, height], [width, height]]) {
+    xs.push(full.ox + u * full.dux + v * full.dvx);
+    ys.push(full.oy + u * full.duy + v * full.dvy);
+  }
+  // renderWarp's reduction pads by 3 steps, the bicubic kernel reaches 2 pixels.
+  const pad = 3 * Math.max(1, Math.hypot(full.dux, full.duy)) + 2 + margin;
+  return {
+    left: Math.floor(Math.min(...xs) - pad),
+    top: Math.floor(Math.min(...ys) - pad),
+    right: Math.ceil(Math.max(...xs) + pad),
+    bottom: Math.ceil(Math.max(...ys) + pad),
+  };
+}
+
+/** The face as first detected (or the manual box), before refinement; null when there is none. */
+function roughFace(src: RawImage, faces: DetectedFace[], manual: NormalizedBox | null): { box: Box; keypoints: FaceKeypoints; hasKeypoints: boolean } | null {
+  if (manual) {
+    const box: Box = { x: manual.x * src.width, y: manual.y * src.height, width: manual.width * src.width, height: manual.height * src.height };
+    return { box, keypoints: keypointsFromBox(box), hasKeypoints: false };
+  }
+  return faces[0] ? { box: faces[0].box, keypoints: faces[0].keypoints, hasKeypoints: true } : null;
+}
+
+/**
+ * Crown positions (box heights above the face box) whose crops bound the crops planned later: the
+ * corpus measures 0.53-0.87, a hat included; a crown outside this range decodes its own rectangle.
+ */
+const PREFETCH_CROWNS = [0.35, 1.0] as const;
+/** Margin around the prefetched rectangle for refinement and levelling, in face-box heights. */
+const PREFETCH_MARGIN = 0.1;
+/** The prefetched rectangle is reduced so the smallest plausible head still samples it at this step. */
+const PREFETCH_STEP_LEFT = 1.0;
+
+/**
+ * Starts decoding the full-size rectangle covering the crops planned for the smallest and the
+ * largest plausible head around the rough face (the crop's edges move linearly with the head
+ * size between them), with a margin for what refinement and levelling change, reduced while
+ * decoding to the smallest head's sampling step. The photo is rendered from it when it covers the
+ * final crop and the final step is not smaller; otherwise the final rectangle is decoded.
+ */
+function prefetchRegion(decoded: DecodedInput, spec: PassportSpec, rough: ReturnType<typeof roughFace>): Promise<FullSizeRegion> | null {
+  if (!rough) return null;
+  const frame = makeFaceFrame(rough.keypoints, rough.hasKeypoints);
+  const face = faceInFrame(frame, rough);
+  const steps: number[] = [];
+  const all: PixelBounds[] = PREFETCH_CROWNS.map((k) => {
+    const plan = planCrop(spec, frame, face, face.boxTopB - k * face.boxHeight);
+    const full = toFullSize(decoded, affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale));
+    steps.push(Math.hypot(full.dux, full.duy));
+    return boundsOf(full, spec.digital.width, spec.digital.height, PREFETCH_MARGIN * face.boxHeight * (decoded.originalWidth / decoded.image.width));
+  });
+  // Reduce while decoding (libvips, off the main thread) as far as the smallest head's crop allows:
+  // the render then resamples at about 1:1.
+  const reduce = Math.max(1, Math.min(...steps) / PREFETCH_STEP_LEFT);
+  const bounds: PixelBounds = {
+    left: Math.max(0, Math.min(...all.map((b) => b.left))),
+    top: Math.max(0, Math.min(...all.map((b) => b.top))),
+    right: Math.min(decoded.originalWidth, Math.max(...all.map((b) => b.right))),
+    bottom: Math.min(decoded.originalHeight, Math.max(...all.map((b) => b.bottom))),
+  };
+  if (bounds.right - bounds.left < 2 || bounds.bottom - bounds.top < 2) return null;
+  const p = decoded.region(bounds, reduce).then((r) => ({ bounds, reduce, ...r }));
+  p.catch(() => undefined); // a failure surfaces when (if) it is awaited
+  return p;
+}
+
+/**
+ * The full-size pixels that `map` (output pixel -> working-copy coordinates) samples, and the map
+ * onto them: the prefetched rectangle when it covers what the map needs, else only the rectangle
+ * the map needs is decoded.
+ */
+async function fullSizeRegion(
+  decoded: DecodedInput,
+  map: AffineMap,
+  width: number,
+  height: number,
+  prefetch: Promise<FullSizeRegion> | null,
+): Promise<{ image: RawImage; map: AffineMap }> {
+  const full = toFullSize(decoded, map);
+  const need = boundsOf(full, width, height);
+  const clipped: PixelBounds = {
+    left: Math.max(0, need.left),
+    top: Math.max(0, need.top),
+    right: Math.min(decoded.originalWidth, need.right),
+    bottom: Math.min(decoded.originalHeight, need.bottom),
+  };
+  const pre = prefetch ? await prefetch : null;
+  // Usable when it covers the crop and, reduced, is still sampled at a step of at least 1 (never enlarged).
+  const step = Math.hypot(full.dux, full.duy);
+  const covers =
+    pre && pre.bounds.left <= clipped.left && pre.bounds.top <= clipped.top && pre.bounds.right >= clipped.right && pre.bounds.bottom >= clipped.bottom && step >= pre.reduce;
+  const region = covers ? pre : await decoded.region(need);
+  const { scaleX: sx, scaleY: sy } = region;
+  return {
+    image: region.image,
+    map: { ox: (full.ox - region.left) * sx, oy: (full.oy - region.top) * sy, dux: full.dux * sx, duy: full.duy * sy, dvx: full.dvx * sx, dvy: full.dvy * sy },
+  };
 }
