@@ -218,27 +218,34 @@ async function stagedUploadPending(uploadId: string, options: ReconcileOptions):
 }
 
 /**
- * Sets every user's storage counters to what the catalog lists (bytes and count of images,
- * count of derivatives) and drops holds and pending deltas of uploads that were in flight: their
+ * Sets every user's storage counters to what the catalog lists (bytes and count of images, bytes
+ * and count of derivatives; derivative bytes count toward storage as when they are recorded) and
+ * drops holds and pending deltas of uploads that were in flight: their
  * jobs, if still queued, take a new hold when they run again.
  */
 async function recountStorageUsage(catalog: Catalog): Promise<string[]> {
-  const totals = new Map<string, { storageBytes: number; imageCount: number; derivativeCount: number }>();
-  const totalFor = (userId: string) => totals.get(userId) ?? totals.set(userId, { storageBytes: 0, imageCount: 0, derivativeCount: 0 }).get(userId)!;
+  const totals = new Map<string, { storageBytes: number; imageCount: number; derivativeCount: number; derivativeBytes: number }>();
+  const totalFor = (userId: string) => totals.get(userId) ?? totals.set(userId, { storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0 }).get(userId)!;
   for await (const image of catalog.images.find({}, { userId: 1, bytes: 1 }).lean().cursor()) {
     const t = totalFor(image.userId);
     t.storageBytes += image.bytes;
     t.imageCount++;
   }
-  for await (const derivative of catalog.derivatives.find({}, { userId: 1 }).lean().cursor()) totalFor(derivative.userId).derivativeCount++;
+  for await (const derivative of catalog.derivatives.find({}, { userId: 1, bytes: 1 }).lean().cursor()) {
+    const t = totalFor(derivative.userId);
+    t.derivativeCount++;
+    t.derivativeBytes += derivative.bytes;
+    t.storageBytes += derivative.bytes;
+  }
   for await (const usage of catalog.usage.find({ period: 'total' }, { userId: 1 }).lean().cursor()) totalFor(usage.userId);
   await catalog.images.updateMany({ pendingUsage: { $exists: true } }, { $unset: { pendingUsage: 1 } }, { timestamps: false });
 
   const recounted: string[] = [];
   for (const [userId, t] of totals) {
-    const current = await catalog.usage.findById(userId, { storageBytes: 1, imageCount: 1, derivativeCount: 1, holds: 1 }).lean();
+    const current = await catalog.usage.findById(userId, { storageBytes: 1, imageCount: 1, derivativeCount: 1, derivativeBytes: 1, holds: 1 }).lean();
     const holds = current?.holds && Object.keys(current.holds).length > 0;
-    if (current && !holds && current.storageBytes === t.storageBytes && current.imageCount === t.imageCount && current.derivativeCount === t.derivativeCount) continue;
+    const same = current && current.storageBytes === t.storageBytes && current.imageCount === t.imageCount && current.derivativeCount === t.derivativeCount && (current.derivativeBytes ?? 0) === t.derivativeBytes;
+    if (same && !holds) continue;
     await catalog.usage.updateOne({ _id: userId }, { $set: t, $unset: { holds: 1 }, $setOnInsert: { userId, period: 'total', ops: [] } }, { upsert: true });
     recounted.push(userId);
   }

@@ -71,8 +71,12 @@ for (const driver of ['local', 'gcs'] as const) {
       expect(strip(after)).to.deep.equal(strip(before));
       const usage = await readUsage(svc.deps.catalog, user.userId);
       expect(usage.imageCount).to.equal(3);
-      expect(usage.storageBytes).to.equal(uploaded.reduce((n, u) => n + u.size, 0));
+      // Derivative bytes count toward storage, as when the worker records them (docs/limits.md).
+      const derivativeObjects = (await svc.deps.storage.list(`${user.userId}/`, { limit: 1000 })).items.filter((o) => o.key.includes('&v='));
+      expect(derivativeObjects).to.have.length(1);
       expect(usage.derivativeCount).to.equal(1);
+      expect(usage.derivativeBytes).to.equal(derivativeObjects[0].size);
+      expect(usage.storageBytes).to.equal(uploaded.reduce((n, u) => n + u.size, 0) + derivativeObjects[0].size);
 
       // Through HTTP: the same ids list in the project, and the bytes are the uploaded ones.
       const listed = await request(svc.url('/cdn/images?project=holidays'), { key: user.key });
