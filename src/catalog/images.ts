@@ -322,14 +322,18 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
   // purged already: records this batch created for it since are taken back (read again after the
   // write, so one of the two always sees the other).
   const created = Object.keys(upserted).map((index) => liveRecords[Number(index)]);
-  let vanished = new Set<string>();
+  const vanished = new Set<string>();
   if (created.length > 0) {
     const still = await currentVersions(catalog, created);
-    vanished = new Set(created.filter((r) => !still.has(versionOf(r))).map((r) => r.key));
-    if (vanished.size > 0) {
-      await catalog.driver.derivatives.deleteMany({ _id: { $in: [...vanished] } });
-      stale.push(...vanished);
+    const gone = created.filter((r) => !still.has(versionOf(r))).map((r) => r.key);
+    // One at a time: a record that the image's purge deleted first was taken off the counters by
+    // that purge, so it is counted below to balance it; only the records this call deleted stay
+    // uncounted (with deleteMany, such a race left the count one lower than the records).
+    for (const key of gone) {
+      const res = await catalog.driver.derivatives.deleteOne({ _id: key });
+      if (res.deletedCount === 1) vanished.add(key);
     }
+    stale.push(...gone);
   }
   // Only the upsert that created a record counts it. The derivative count is written last (after
   // the transformations, before stale bytes go), so once rows, objects and that count agree, the
