@@ -205,14 +205,24 @@ export async function eachLimited<T>(items: T[], limit: number, fn: (item: T) =>
  * /cdn/usage (count and bytes); keys made by the CLI authenticate; projects are listed.
  */
 export async function assertNothingLost(tree: PictorTree, ack: Acknowledged): Promise<{ listed: number }> {
-  const listed = await listAll(tree, tree.key);
+  // Uploads in flight at the kill are finished by their jobs after the restart; while one runs,
+  // its quota hold is in storage_bytes and its image not yet listed. Listing and usage are read
+  // until they agree (or 30 s pass, and the checks below say how they differ).
+  let listed = await listAll(tree, tree.key);
+  let usage = await request(tree.url('/cdn/usage'), { key: tree.key });
+  const originalsOf = (images: typeof listed) => images.reduce((sum, i) => sum + i.size, 0);
+  const agree = () => usage.status === 200 && usage.body.image_count === listed.length && usage.body.storage_bytes - usage.body.derivative_bytes === originalsOf(listed);
+  for (const settleBy = Date.now() + 30_000; !agree() && Date.now() < settleBy; ) {
+    await sleep(200);
+    listed = await listAll(tree, tree.key);
+    usage = await request(tree.url('/cdn/usage'), { key: tree.key });
+  }
   const listedIds = new Set(listed.map((i) => i.imageId));
-  const usage = await request(tree.url('/cdn/usage'), { key: tree.key });
   expect(usage.status).to.equal(200);
   expect(usage.body.image_count, 'image_count = listing').to.equal(listed.length);
   // Derivatives made by an earlier check count toward storage too (once the ledger recorded them
   // before that round's kill): the originals' part is storage_bytes less derivative_bytes.
-  expect(usage.body.storage_bytes - usage.body.derivative_bytes, `storage_bytes - derivative_bytes = sum of listed sizes (usage ${JSON.stringify(usage.body)})`).to.equal(listed.reduce((sum, i) => sum + i.size, 0));
+  expect(usage.body.storage_bytes - usage.body.derivative_bytes, `storage_bytes - derivative_bytes = sum of listed sizes (usage ${JSON.stringify(usage.body)})`).to.equal(originalsOf(listed));
 
   // Whatever is listed (acknowledged or not) is whole: it downloads.
   await eachLimited(listed, 4, async (image) => {
