@@ -18,10 +18,14 @@ type WasmFileset = Parameters<typeof FaceDetector.createFromOptions>[0];
 
 const require = createRequire(import.meta.url);
 
-/** Model files from the legacy packages (Apache-2.0), resolved in node_modules at run time. */
+/**
+ * Model files from the legacy packages (Apache-2.0), resolved in node_modules at run time. The
+ * full-range detector is the package's sparse variant (pruned weights for CPU inference): same
+ * detections on the corpus, 16 ms a run instead of 20 here (docs/transformations.md, Costs).
+ */
 export const MODEL_FILES = {
   faceShort: '@mediapipe/face_detection/face_detection_short_range.tflite',
-  faceFull: '@mediapipe/face_detection/face_detection_full_range.tflite',
+  faceFull: '@mediapipe/face_detection/face_detection_full_range_sparse.tflite',
   selfie: '@mediapipe/selfie_segmentation/selfie_segmentation.tflite',
 } as const;
 export type ModelName = keyof typeof MODEL_FILES;

@@ -1,0 +1,76 @@
+// The upload preview's detector thread (src/imaging/face-detection-thread.ts): the same faces as
+// the detector on the calling thread, the caller's pixels left intact, the calling thread free
+// while it runs, a process that used it still exits by itself, and a closed thread started again.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { closeFaceDetectionThread, detectFacesInPhotoOffThread } from '../../src/imaging/face-detection-thread.js';
+import { detectFacesInPhoto } from '../../src/passport/face-detector.js';
+import type { RawImage } from '../../src/passport/image.js';
+import { CORPUS } from '../fixtures/images.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+async function portraitInScene(): Promise<RawImage> {
+  const face = await sharp(path.join(CORPUS, 'faces/02_grace_hopper.jpg')).resize({ height: 120 }).toBuffer();
+  const { data, info } = await sharp(path.join(CORPUS, 'photos/Coffee.jpg'))
+    .resize(256, 170, { fit: 'cover' })
+    .composite([{ input: face, left: 150, top: 30 }])
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data: new Uint8Array(data), width: info.width, height: info.height, channels: 4 };
+}
+
+describe('face detection thread', function () {
+  this.timeout(60_000);
+  after(() => closeFaceDetectionThread());
+
+  it('finds the faces the calling thread finds, and leaves the caller’s pixels intact', async () => {
+    const img = await portraitInScene();
+    const before = Buffer.from(img.data);
+    const onThread = await detectFacesInPhotoOffThread(img);
+    const here = await detectFacesInPhoto(img);
+    expect(onThread).to.have.length(1);
+    expect(onThread).to.deep.equal(here);
+    expect(Buffer.from(img.data).equals(before), 'pixels unchanged').to.equal(true);
+  });
+
+  it('leaves the calling thread free while it detects (timers fire during the call)', async () => {
+    const img = await portraitInScene();
+    await detectFacesInPhotoOffThread(img); // models loaded
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const calls = [];
+    for (let i = 0; i < 5; i++) calls.push(detectFacesInPhotoOffThread(img));
+    await Promise.all(calls);
+    clearInterval(timer);
+    // Five full-range passes take ~80 ms; on the calling thread no timer could fire during them.
+    expect(ticks).to.be.above(10);
+  });
+
+  it('fails the calls in flight when the thread ends, and starts again on the next call', async () => {
+    const img = await portraitInScene();
+    const inFlight = detectFacesInPhotoOffThread(img);
+    await closeFaceDetectionThread();
+    let failure: unknown = null;
+    await inFlight.catch((err: unknown) => (failure = err));
+    expect(String(failure)).to.match(/exited/);
+    expect(await detectFacesInPhotoOffThread(img)).to.have.length(1);
+  });
+
+  it('does not keep a process alive once its calls are answered', async () => {
+    const module = pathToFileURL(path.resolve(here, '../../src/imaging/face-detection-thread.js')).href;
+    const script = `const { detectFacesInPhotoOffThread } = await import(${JSON.stringify(module)});
+const img = { data: new Uint8Array(64 * 64 * 4).fill(128), width: 64, height: 64, channels: 4 };
+const faces = await detectFacesInPhotoOffThread(img);
+console.log('faces', faces.length);`;
+    const started = Date.now();
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', script], { timeout: 30_000 });
+    expect(stdout.trim()).to.equal('faces 0');
+    expect(Date.now() - started).to.be.below(30_000);
+  });
+});
