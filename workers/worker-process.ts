@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
-import { closeFaceDetectionThread } from '../src/imaging/face-detection-thread.js';
+import { closeDetectorThread } from '../src/passport/mediapipe/detector-thread.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { isFinalFailure } from '../src/jobs/bullmq-internals.js';
@@ -182,7 +182,7 @@ export class WorkerProcess {
       await this.ledger?.close().catch((err: unknown) => this.log.error({ err }, 'closing the derivative ledger failed'));
       await this.catalog?.close().catch(() => undefined);
       await this.closePassportModels?.().catch(() => undefined);
-      await closeFaceDetectionThread().catch(() => undefined);
+      await closeDetectorThread().catch(() => undefined);
       this.log.info('worker stopped');
     })();
     return this.closing;

@@ -4,7 +4,7 @@
 // cheap); the face detector is the passport worker's MediaPipe BlazeFace. Worker processes only.
 import sharp, { type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
-import { detectFacesInPhotoOffThread } from './face-detection-thread.js';
+import { detectFacesInPhotoOffThread } from '../passport/mediapipe/detector-thread.js';
 import type { FaceBox } from './focus.js';
 
 export interface ImagePreview {

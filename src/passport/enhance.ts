@@ -11,7 +11,9 @@
 //    the whole frame estimate the colour cast; gains move WB_STRENGTH of the way to neutral and are
 //    limited to +-WB_MAX_GAIN. Without enough neutral pixels (WB_MIN_SHARE) nothing is changed:
 //    grey-world on a portrait would tint skin (e.g. the orange suit in the corpus).
-//  - Sharpening: sharp's unsharp mask on L (SHARPEN); the flat background is unaffected.
+//  - Sharpening: an unsharp mask on luma (SHARPEN, libvips' sharpen curve: gentle in flat areas,
+//    stronger on edges, the change limited), added to R, G and B alike so hue is kept; the flat
+//    background is unaffected. In JS: 6 ms for 600 px where libvips' sharpen (in LabS) took 45.
 import { luma, type RawImage } from './image.js';
 
 export const ENHANCE = {
@@ -27,7 +29,11 @@ export const ENHANCE = {
   WB_MIN_SHARE: 0.04,
   WB_STRENGTH: 0.6,
   WB_MAX_GAIN: 0.06,
-  SHARPEN: { sigma: 0.8, m1: 0.4, m2: 1.2 },
+  /**
+   * Gaussian sigma (px); slopes in flat (|detail| <= x1) and in detailed areas; largest lightening
+   * and darkening. Luma levels 0-255 (libvips' defaults x1 2, y2 10, y3 20 are on L* 0-100).
+   */
+  SHARPEN: { sigma: 0.8, m1: 0.4, m2: 1.2, x1: 5, y2: 25, y3: 50 },
 } as const;
 
 export interface EnhanceParams {
@@ -181,4 +187,55 @@ export function describeEnhancement(p: EnhanceParams): string[] {
   }
   out.push('Sharpening: light unsharp mask.');
   return out;
+}
+
+/**
+ * Unsharp mask of an RGB image on its luma: detail = Y - gauss(Y), change = m1 * detail within
+ * +-x1 and m2 beyond (continuous), limited to +y2 / -y3, added to each channel. A new image.
+ */
+export function sharpenLuma(img: RawImage): RawImage {
+  const { width: w, height: h, data } = img;
+  const { sigma, m1, m2, x1, y2, y3 } = ENHANCE.SHARPEN;
+  const n = w * h;
+  const y = new Float32Array(n);
+  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = luma(data[j], data[j + 1], data[j + 2]);
+  const r = Math.max(1, Math.ceil(2.5 * sigma));
+  const k = new Float32Array(2 * r + 1);
+  let ksum = 0;
+  for (let i = -r; i <= r; i++) ksum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < k.length; i++) k[i] /= ksum;
+  // Separable blur, edges extended.
+  const tmp = new Float32Array(n);
+  for (let row = 0; row < h; row++) {
+    const o = row * w;
+    for (let x = 0; x < w; x++) {
+      let acc = 0;
+      for (let t = -r; t <= r; t++) {
+        const xx = x + t < 0 ? 0 : x + t >= w ? w - 1 : x + t;
+        acc += k[t + r] * y[o + xx];
+      }
+      tmp[o + x] = acc;
+    }
+  }
+  const out = new Uint8Array(data.length);
+  const flatEnd = m1 * x1;
+  for (let row = 0; row < h; row++) {
+    for (let x = 0; x < w; x++) {
+      let blur = 0;
+      for (let t = -r; t <= r; t++) {
+        const yy = row + t < 0 ? 0 : row + t >= h ? h - 1 : row + t;
+        blur += k[t + r] * tmp[yy * w + x];
+      }
+      const i = row * w + x;
+      const d = y[i] - blur;
+      let c = d >= -x1 && d <= x1 ? m1 * d : d > 0 ? flatEnd + m2 * (d - x1) : -flatEnd + m2 * (d + x1);
+      c = c > y2 ? y2 : c < -y3 ? -y3 : c;
+      const j = i * 3;
+      for (let ch = 0; ch < 3; ch++) {
+        const v = data[j + ch] + c;
+        out[j + ch] = v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v);
+      }
+    }
+  }
+  return { data: out, width: w, height: h, channels: 3 };
 }

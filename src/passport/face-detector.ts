@@ -241,6 +241,25 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
   };
 }
 
+/**
+ * Refinement of the face found on a produced photo: 4 grid crops (both scales, the two outer
+ * angles) instead of 6. Over the corpus portraits x every country the eye line, head height and
+ * centring moved by at most 0.003 of the height and the roll by at most 0.9 degrees on frontal
+ * faces (1.8 on the 3/4 profile, whose roll is unreliable anyway).
+ */
+export const OUTPUT_REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: [-4, 4] };
+
+/**
+ * The face measured on a produced passport photo (RGBA): detected, and refined when it is the
+ * only significant face (null otherwise); `significant` counts the faces that would count.
+ */
+export async function measureOutputFace(img: RawImage): Promise<{ face: DetectedFace | null; significant: number }> {
+  const { faces } = await detectFaces(img);
+  const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (faces[0]?.box.height ?? 0));
+  if (significant.length !== 1) return { face: null, significant: significant.length };
+  return { face: (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face, significant: 1 };
+}
+
 function dist2(b: Box, c: number): number {
   return (b.x + b.width / 2 - c) ** 2 + (b.y + b.height / 2 - c) ** 2;
 }

@@ -7,9 +7,11 @@ import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck }
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from './head-extent.js';
-import { applyEnhancement, ENHANCE, planEnhancement, type EnhanceParams, type Region } from './enhance.js';
+import { applyEnhancement, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
+import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
-import { detectFaces, detectFacesInImage, refineFace, REFINE_SCALES, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type RefineGrid } from './face-detector.js';
+import { detectFacesInImage, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
+import { measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
 import {
@@ -136,16 +138,6 @@ export const MAX_UPSCALE = 3.5;
 export const SEGMENTATION_MAX_SIDE = 384;
 /** Segmentation region around the face, in face-box heights. */
 const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
-/**
- * Refinement of the face found on the produced photo: 4 grid crops (both scales, the two outer
- * angles) instead of 6. Over the corpus portraits x every country the eye line, head height and
- * centring moved by at most 0.003 of the height and the roll by at most 0.9 degrees on frontal
- * faces (1.8 on the 3/4 profile, whose roll is unreliable anyway).
- */
-const OUTPUT_REFINE_GRID: RefineGrid = {
-  scales: REFINE_SCALES,
-  angles: [-4, 4],
-};
 /** JPEG qualities tried in order until the file fits the spec's kB limit. */
 export const JPEG_QUALITY_STEPS = [95, 92, 90, 87, 84, 80, 76, 72, 68, 64, 60, 55, 50, 45, 40] as const;
 
@@ -266,36 +258,21 @@ async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorM
 
 /**
  * JPEG (sRGB profile, DPI written) at the first quality of JPEG_QUALITY_STEPS that fits the spec's
- * kB limit; never padded. Returns the encoded file and, with `keepPixels`, the pixels that were
- * encoded (after sharpening). Without it, sharpening and encoding are one libvips pipeline.
+ * kB limit; never padded. Sharpened first (enhance.ts, sharpenLuma) when asked; returns the pixels
+ * that were encoded.
  */
-export async function encodeWithinLimit(
-  img: RawImage,
-  spec: PassportSpec,
-  sharpen: boolean,
-  keepPixels = true,
-): Promise<{ buffer: Buffer; quality: number; pixels: RawImage | null }> {
+export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharpen: boolean): Promise<{ buffer: Buffer; quality: number; pixels: RawImage }> {
+  const pixels = sharpen ? sharpenLuma(img) : img;
   const rawIn = { raw: { width: img.width, height: img.height, channels: 3 as const } };
-  let pixels: RawImage | null = null;
-  let source: Uint8Array = img.data;
-  if (keepPixels) {
-    const raw = sharpen ? await sharp(img.data, rawIn).sharpen(ENHANCE.SHARPEN).raw().toBuffer() : Buffer.from(img.data);
-    pixels = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: img.width, height: img.height, channels: 3 };
-    source = pixels.data;
-  }
-  const sharpenHere = sharpen && !keepPixels;
   const maxBytes = (spec.fileSizeKb.max ?? Infinity) * 1000;
-  let last: { buffer: Buffer; quality: number; pixels: RawImage | null } | null = null;
+  let last: { buffer: Buffer; quality: number; pixels: RawImage } | null = null;
   for (const quality of JPEG_QUALITY_STEPS) {
-    let p = sharp(source, rawIn);
-    if (sharpenHere) p = p.sharpen(ENHANCE.SHARPEN);
-    const buffer = await p
+    const jpeg = await sharp(pixels.data, rawIn)
       .jpeg({ quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' })
-      .withIccProfile('srgb')
       .withDensity(spec.dpi)
       .toBuffer();
-    last = { buffer, quality, pixels };
-    if (buffer.length <= maxBytes) return last;
+    last = { buffer: await withSrgbProfile(jpeg), quality, pixels };
+    if (last.buffer.length <= maxBytes) return last;
   }
   if (!last) throw new Error('no JPEG quality steps');
   return last; // still too large at the lowest quality: reported by the file_size check
@@ -396,6 +373,10 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     dvy: 1 / (plan.scale * step),
   }, W, H);
   for (let i = 0; i < probOut.length; i++) if (!rendered.inside[i]) probOut[i] = 0;
+  // The face is measured on the rendered photo (the output's geometry) by the detector thread
+  // while this thread replaces the background and corrects the exposure (step 9).
+  const outFace = measureOutputFaceOffThread(toRgba(rendered.image));
+  outFace.catch(() => undefined); // awaited below
   timer.lap('render');
 
   // 6. background
@@ -417,19 +398,18 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
   timer.lap('enhance');
 
-  // 8. JPEG within the kB limit, DPI and sRGB profile written. libvips encodes on the thread pool
-  // while the detector (WASM, this thread) looks for the face on the same photo (step 9).
-  // The JPEG is decoded again for the pixel checks as soon as it exists, also on the thread pool.
-  const encoding = encodeWithinLimit(finalImg, spec, enhance, options.includePrintSheet === true).then(async (e) => ({
+  // 8. JPEG within the kB limit, DPI and sRGB profile written; libvips encodes on the thread pool
+  // and decodes the JPEG again for the pixel checks as soon as it exists.
+  const encoding = encodeWithinLimit(finalImg, spec, enhance).then(async (e) => ({
     ...e,
     decoded: await sharp(e.buffer).removeAlpha().raw().toBuffer(),
   }));
-  encoding.catch(() => undefined); // awaited below; no unhandled rejection while the detector runs
+  encoding.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
 
-  // 9. compliance: re-detect on the produced photo (before sharpening and JPEG; both change a
-  // pixel by a few levels), pixel checks on the decoded JPEG
-  const outImage = toRgba(finalImg);
-  const outDet = await detectFaces(outImage);
+  // 9. compliance: the face as detected on the rendered photo (the output's pixels before the new
+  // background, the corrections, sharpening and JPEG, none of which moves a feature), pixel
+  // checks on the decoded JPEG
+  const measured = await outFace;
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
   let chinY = plan.chinY;
@@ -437,9 +417,8 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   let outRoll = inputRoll - frame.angleDeg;
   let complianceRegion = faceRegion;
   let outKeypoints: FaceKeypoints | null = null;
-  const outSignificant = outDet.faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (outDet.faces[0]?.box.height ?? 0));
-  if (outSignificant.length === 1) {
-    const { face: of } = await refineFace(outImage, outSignificant[0], OUTPUT_REFINE_GRID);
+  if (measured.face) {
+    const of = measured.face;
     const oframe = makeFaceFrame(of.keypoints, false);
     const oface = faceInFrame(oframe, of);
     measuredOn = 'output';
@@ -514,7 +493,6 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // 10. print sheet
   let printSheet: PassportResult['printSheet'] = null;
   if (options.includePrintSheet) {
-    if (!encodedPixels) throw new Error('encoded pixels were not kept for the print sheet');
     const sheet = await makePrintSheet(encodedPixels, spec);
     printSheet = { buffer: sheet.buffer, width: sheet.width, height: sheet.height, copies: sheet.copies, dpi: sheet.dpi };
     timer.lap('print_sheet');

@@ -1,4 +1,4 @@
-// The upload preview's detector thread (src/imaging/face-detection-thread.ts): the same faces as
+// The detector thread (src/passport/mediapipe/detector-thread.ts): the same faces as
 // the detector on the calling thread, the caller's pixels left intact, the calling thread free
 // while it runs, a process that used it still exits by itself, and a closed thread started again.
 import { expect } from 'chai';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { closeFaceDetectionThread, detectFacesInPhotoOffThread } from '../../src/imaging/face-detection-thread.js';
+import { closeDetectorThread, detectFacesInPhotoOffThread } from '../../src/passport/mediapipe/detector-thread.js';
 import { detectFacesInPhoto } from '../../src/passport/face-detector.js';
 import type { RawImage } from '../../src/passport/image.js';
 import { CORPUS } from '../fixtures/images.js';
@@ -27,7 +27,7 @@ async function portraitInScene(): Promise<RawImage> {
 
 describe('face detection thread', function () {
   this.timeout(60_000);
-  after(() => closeFaceDetectionThread());
+  after(() => closeDetectorThread());
 
   it('finds the faces the calling thread finds, and leaves the caller’s pixels intact', async () => {
     const img = await portraitInScene();
@@ -55,7 +55,7 @@ describe('face detection thread', function () {
   it('fails the calls in flight when the thread ends, and starts again on the next call', async () => {
     const img = await portraitInScene();
     const inFlight = detectFacesInPhotoOffThread(img);
-    await closeFaceDetectionThread();
+    await closeDetectorThread();
     let failure: unknown = null;
     await inFlight.catch((err: unknown) => (failure = err));
     expect(String(failure)).to.match(/exited/);
@@ -63,7 +63,7 @@ describe('face detection thread', function () {
   });
 
   it('does not keep a process alive once its calls are answered', async () => {
-    const module = pathToFileURL(path.resolve(here, '../../src/imaging/face-detection-thread.js')).href;
+    const module = pathToFileURL(path.resolve(here, '../../src/passport/mediapipe/detector-thread.js')).href;
     const script = `const { detectFacesInPhotoOffThread } = await import(${JSON.stringify(module)});
 const img = { data: new Uint8Array(64 * 64 * 4).fill(128), width: 64, height: 64, channels: 4 };
 const faces = await detectFacesInPhotoOffThread(img);
