@@ -12,7 +12,7 @@
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
-import { boxMean, downsample2, upsample2, type RawImage, type Rgb } from './image.js';
+import { boxMean, downsample2, type RawImage, type Rgb } from './image.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -225,61 +225,152 @@ function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Fl
   }
 }
 
+/** Indices of the pixels set in `mask`, in order. */
+function indicesOf(mask: Uint8Array): Int32Array {
+  let count = 0;
+  for (let i = 0; i < mask.length; i++) count += mask[i];
+  const out = new Int32Array(count);
+  for (let i = 0, k = 0; i < mask.length; i++) if (mask[i]) out[k++] = i;
+  return out;
+}
+
+/** `mask` grown by r pixels along x (horizontal) or y (vertical). */
+function grow(mask: Uint8Array, w: number, h: number, r: number, vertical: boolean): Uint8Array {
+  const out = new Uint8Array(mask.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (!mask[y * w + x]) continue;
+      if (vertical) for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) out[yy * w + x] = 1;
+      else out.fill(1, y * w + Math.max(0, x - r), y * w + Math.min(w - 1, x + r) + 1);
+    }
+  }
+  return out;
+}
+
 /**
  * Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels.
- * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution and is
- * upsampled; the narrow pass runs at full resolution on the wide pass's estimates. Each pass is
+ * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution on the
+ * whole photo; the narrow pass runs at full resolution on the wide pass's estimates, only where it
+ * is needed: at the edge band (0 < alpha < 0.999) and within its window around it. Each pass is
  * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
- * background colours). The full-resolution planes are allocated once and reused per channel.
+ * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
+ * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage {
   const { width: w, height: h, data } = rgb;
   const n = w * h;
+  const out = new Uint8Array(data);
+  const bandMask = new Uint8Array(n);
+  for (let i = 0; i < n; i++) bandMask[i] = alpha[i] > 0 && alpha[i] < 0.999 ? 1 : 0;
+  const band = indicesOf(bandMask);
+  if (band.length === 0) return { data: out, width: w, height: h, channels: 3 };
   const I = planes(rgb);
   const [s1, s2] = MASK_REFINEMENT.fusionRadiiShare;
   const r1 = Math.max(2, Math.round((s1 * h) / 2));
   const r2 = Math.max(1, Math.round(s2 * h));
+  // The narrow pass's window sums: along x over `rows` (the band grown vertically), then along y
+  // at the band; its inputs over `near` (the band grown both ways).
+  const rowsMask = grow(bandMask, w, h, r2, true);
+  const rows = indicesOf(rowsMask);
+  const near = indicesOf(grow(rowsMask, w, h, r2, false));
+  // Window means are over the pixels inside the photo (windows clipped at its borders).
+  const windowCount = (i: number): number => {
+    const x = i % w;
+    const y = (i - x) / w;
+    return (Math.min(w - 1, x + r2) - Math.max(0, x - r2) + 1) * (Math.min(h - 1, y + r2) - Math.max(0, y - r2) + 1);
+  };
+  const sumX = (src: Float32Array, dst: Float32Array) => {
+    for (let k = 0; k < rows.length; k++) {
+      const i = rows[k];
+      const x = i % w;
+      let acc = 0;
+      for (let q = i - Math.min(r2, x), end = i + Math.min(r2, w - 1 - x); q <= end; q++) acc += src[q];
+      dst[i] = acc;
+    }
+  };
+  const sumY = (src: Float32Array, i: number): number => {
+    const y = Math.floor(i / w);
+    let acc = 0;
+    for (let q = i - Math.min(r2, y) * w, end = i + Math.min(r2, h - 1 - y) * w; q <= end; q += w) acc += src[q];
+    return acc;
+  };
+  const hsA = new Float32Array(n);
+  sumX(alpha, hsA);
+  const meanA = new Float32Array(band.length);
+  for (let k = 0; k < band.length; k++) meanA[k] = sumY(hsA, band[k]) / windowCount(band[k]);
+
+  // Bilinear upsampling of the wide pass (upsample2's grid), per column and per row.
   const lowA = downsample2(alpha, w, h);
   const lw = lowA.width;
   const lh = lowA.height;
+  const ux0 = new Int32Array(w);
+  const ux1 = new Int32Array(w);
+  const utx = new Float64Array(w);
+  for (let x = 0; x < w; x++) {
+    const fx = Math.min(lw - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
+    ux0[x] = Math.floor(fx);
+    ux1[x] = Math.min(lw - 1, ux0[x] + 1);
+    utx[x] = fx - ux0[x];
+  }
+  const uy0 = new Int32Array(h);
+  const uy1 = new Int32Array(h);
+  const uty = new Float64Array(h);
+  for (let y = 0; y < h; y++) {
+    const fy = Math.min(lh - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
+    uy0[y] = Math.floor(fy);
+    uy1[y] = Math.min(lh - 1, uy0[y] + 1);
+    uty[y] = fy - uy0[y];
+  }
   const bA1 = boxMean(lowA.data, lw, lh, r1);
-  const bA2 = boxMean(alpha, w, h, r2);
   const low = scratch(lw * lh);
-  const full = scratch(n); // fa, b1a: the narrow pass's inputs; bF, bB: their box means
-  const upF = new Float32Array(n);
-  const upB = new Float32Array(n);
-  const out = new Uint8Array(n * 3);
+  const fa = new Float32Array(n);
+  const b1a = new Float32Array(n);
+  const hsF = new Float32Array(n);
+  const hsB = new Float32Array(n);
+  // Stores through a clamped view round natively.
+  const clamped = new Uint8ClampedArray(out.buffer);
   for (let c = 0; c < 3; c++) {
     const Ic = I[c];
     const Il = downsample2(Ic, w, h).data;
     blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1, low);
-    upsample2(low.bF, lw, lh, w, h, upF);
-    upsample2(low.bB, lw, lh, w, h, upB);
-    // Wide pass fused (F1) and the narrow pass's weighted inputs, in one sweep.
-    const { fa, b1a, bF, bB } = full;
-    for (let i = 0; i < n; i++) {
-      const a = alpha[i];
-      const f = upF[i];
-      const b = upB[i];
-      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
-      v = v < 0 ? 0 : v > 1 ? 1 : v;
-      fa[i] = Math.fround(v) * a;
-      b1a[i] = b * (1 - a);
-    }
-    boxMean(fa, w, h, r2, bF, full.tmp);
-    boxMean(b1a, w, h, r2, bB, full.tmp);
-    for (let i = 0, j = c; i < n; i++, j += 3) {
-      const a = alpha[i];
-      // Fully opaque pixels keep their exact original values.
-      if (a >= 0.999) {
-        out[j] = data[j];
-        continue;
+    // Wide pass fused (F1) and the narrow pass's weighted inputs, near the band only; row by row,
+    // the upsampling's row terms once per row.
+    const bF = low.bF;
+    const bB = low.bB;
+    for (let y = 0, k = 0; y < h && k < near.length; y++) {
+      const rowEnd = (y + 1) * w;
+      if (near[k] >= rowEnd) continue;
+      const t0 = uy0[y] * lw;
+      const t1 = uy1[y] * lw;
+      const ty = uty[y];
+      for (; k < near.length && near[k] < rowEnd; k++) {
+        const i = near[k];
+        const x = i - y * w;
+        const a0 = ux0[x];
+        const a1 = ux1[x];
+        const tx = utx[x];
+        const fTop = bF[t0 + a0] + (bF[t0 + a1] - bF[t0 + a0]) * tx;
+        const f = fTop + (bF[t1 + a0] + (bF[t1 + a1] - bF[t1 + a0]) * tx - fTop) * ty;
+        const bTop = bB[t0 + a0] + (bB[t0 + a1] - bB[t0 + a0]) * tx;
+        const b = bTop + (bB[t1 + a0] + (bB[t1 + a1] - bB[t1 + a0]) * tx - bTop) * ty;
+        const a = alpha[i];
+        let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+        v = v < 0 ? 0 : v > 1 ? 1 : v;
+        fa[i] = Math.fround(v) * a;
+        b1a[i] = b * (1 - a);
       }
-      const f = Math.fround(bF[i] / (bA2[i] + 1e-5));
-      const b = Math.fround(bB[i] / (1 - bA2[i] + 1e-5));
+    }
+    sumX(fa, hsF);
+    sumX(b1a, hsB);
+    for (let k = 0; k < band.length; k++) {
+      const i = band[k];
+      const a = alpha[i];
+      const count = windowCount(i);
+      const f = Math.fround(sumY(hsF, i) / count / (meanA[k] + 1e-5));
+      const b = Math.fround(sumY(hsB, i) / count / (1 - meanA[k] + 1e-5));
       let v = f + a * (Ic[i] - a * f - (1 - a) * b);
       v = v < 0 ? 0 : v > 1 ? 1 : v;
-      out[j] = Math.round(Math.fround(v) * 255);
+      clamped[i * 3 + c] = Math.fround(v) * 255;
     }
   }
   return { data: out, width: w, height: h, channels: 3 };
@@ -289,12 +380,13 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
 export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb): RawImage {
   const n = fg.width * fg.height;
   const out = new Uint8Array(n * 3);
+  const clamped = new Uint8ClampedArray(out.buffer); // rounds natively
   const d = fg.data;
   for (let i = 0, j = 0; i < n; i++, j += 3) {
     const a = alpha[i];
-    out[j] = Math.round(d[j] * a + background[0] * (1 - a));
-    out[j + 1] = Math.round(d[j + 1] * a + background[1] * (1 - a));
-    out[j + 2] = Math.round(d[j + 2] * a + background[2] * (1 - a));
+    clamped[j] = d[j] * a + background[0] * (1 - a);
+    clamped[j + 1] = d[j + 1] * a + background[1] * (1 - a);
+    clamped[j + 2] = d[j + 2] * a + background[2] * (1 - a);
   }
   return { data: out, width: fg.width, height: fg.height, channels: 3 };
 }

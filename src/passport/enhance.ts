@@ -192,49 +192,53 @@ export function describeEnhancement(p: EnhanceParams): string[] {
 /**
  * Unsharp mask of an RGB image on its luma: detail = Y - gauss(Y), change = m1 * detail within
  * +-x1 and m2 beyond (continuous), limited to +y2 / -y3, added to each channel. A new image.
+ * The Gaussian is 5 taps (radius 2: at sigma 0.8 the next tap weighs 0.1 %), edges extended.
  */
 export function sharpenLuma(img: RawImage): RawImage {
   const { width: w, height: h, data } = img;
   const { sigma, m1, m2, x1, y2, y3 } = ENHANCE.SHARPEN;
   const n = w * h;
+  const g1 = Math.exp(-1 / (2 * sigma * sigma));
+  const g2 = Math.exp(-4 / (2 * sigma * sigma));
+  const norm = 1 + 2 * g1 + 2 * g2;
+  const k0 = 1 / norm;
+  const k1 = g1 / norm;
+  const k2 = g2 / norm;
   const y = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = luma(data[j], data[j + 1], data[j + 2]);
-  const r = Math.max(1, Math.ceil(2.5 * sigma));
-  const k = new Float32Array(2 * r + 1);
-  let ksum = 0;
-  for (let i = -r; i <= r; i++) ksum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < k.length; i++) k[i] /= ksum;
-  // Separable blur, edges extended.
+  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = 0.2126 * data[j] + 0.7152 * data[j + 1] + 0.0722 * data[j + 2];
+  const at = (v: number, len: number) => (v < 0 ? 0 : v >= len ? len - 1 : v);
   const tmp = new Float32Array(n);
   for (let row = 0; row < h; row++) {
     const o = row * w;
     for (let x = 0; x < w; x++) {
-      let acc = 0;
-      for (let t = -r; t <= r; t++) {
-        const xx = x + t < 0 ? 0 : x + t >= w ? w - 1 : x + t;
-        acc += k[t + r] * y[o + xx];
+      if (x >= 2 && x < w - 2) {
+        const i = o + x;
+        tmp[i] = k0 * y[i] + k1 * (y[i - 1] + y[i + 1]) + k2 * (y[i - 2] + y[i + 2]);
+      } else {
+        tmp[o + x] = k0 * y[o + x] + k1 * (y[o + at(x - 1, w)] + y[o + at(x + 1, w)]) + k2 * (y[o + at(x - 2, w)] + y[o + at(x + 2, w)]);
       }
-      tmp[o + x] = acc;
     }
   }
   const out = new Uint8Array(data.length);
+  // Stores through a clamped view round and clamp to 0..255 natively (a third of this loop's
+  // time when done with comparisons and Math.round).
+  const clamped = new Uint8ClampedArray(out.buffer);
   const flatEnd = m1 * x1;
   for (let row = 0; row < h; row++) {
+    const o = row * w;
+    const a1 = at(row - 1, h) * w;
+    const b1 = at(row + 1, h) * w;
+    const a2 = at(row - 2, h) * w;
+    const b2 = at(row + 2, h) * w;
     for (let x = 0; x < w; x++) {
-      let blur = 0;
-      for (let t = -r; t <= r; t++) {
-        const yy = row + t < 0 ? 0 : row + t >= h ? h - 1 : row + t;
-        blur += k[t + r] * tmp[yy * w + x];
-      }
-      const i = row * w + x;
-      const d = y[i] - blur;
-      let c = d >= -x1 && d <= x1 ? m1 * d : d > 0 ? flatEnd + m2 * (d - x1) : -flatEnd + m2 * (d + x1);
+      const i = o + x;
+      const d = y[i] - (k0 * tmp[i] + k1 * (tmp[a1 + x] + tmp[b1 + x]) + k2 * (tmp[a2 + x] + tmp[b2 + x]));
+      let c = d > x1 ? flatEnd + m2 * (d - x1) : d < -x1 ? -flatEnd + m2 * (d + x1) : m1 * d;
       c = c > y2 ? y2 : c < -y3 ? -y3 : c;
       const j = i * 3;
-      for (let ch = 0; ch < 3; ch++) {
-        const v = data[j + ch] + c;
-        out[j + ch] = v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v);
-      }
+      clamped[j] = data[j] + c;
+      clamped[j + 1] = data[j + 1] + c;
+      clamped[j + 2] = data[j + 2] + c;
     }
   }
   return { data: out, width: w, height: h, channels: 3 };

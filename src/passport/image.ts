@@ -214,6 +214,7 @@ export interface AffineMap {
 export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
   if (src.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
   const out = new Uint8Array(width * height * 3);
+  const clamped = new Uint8ClampedArray(out.buffer);
   const inside = new Uint8Array(width * height);
   const { data: s, width: sw, height: sh } = src;
   const stride = sw * 3;
@@ -253,17 +254,26 @@ export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, hei
       let g = 0;
       let b = 0;
       if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
-        // interior: no clamping
-        let p = (y0 - 1) * stride + (x0 - 1) * 3;
-        for (let j = 0; j < 4; j++, p += stride) {
-          const wy = j === 0 ? wy0 : j === 1 ? wy1 : j === 2 ? wy2 : wy3;
-          const rr = wx0 * s[p] + wx1 * s[p + 3] + wx2 * s[p + 6] + wx3 * s[p + 9];
-          const gg = wx0 * s[p + 1] + wx1 * s[p + 4] + wx2 * s[p + 7] + wx3 * s[p + 10];
-          const bb = wx0 * s[p + 2] + wx1 * s[p + 5] + wx2 * s[p + 8] + wx3 * s[p + 11];
-          r += wy * rr;
-          g += wy * gg;
-          b += wy * bb;
-        }
+        // interior: no clamping; the four rows unrolled
+        const p0 = (y0 - 1) * stride + (x0 - 1) * 3;
+        const p1 = p0 + stride;
+        const p2 = p1 + stride;
+        const p3 = p2 + stride;
+        r =
+          wy0 * (wx0 * s[p0] + wx1 * s[p0 + 3] + wx2 * s[p0 + 6] + wx3 * s[p0 + 9]) +
+          wy1 * (wx0 * s[p1] + wx1 * s[p1 + 3] + wx2 * s[p1 + 6] + wx3 * s[p1 + 9]) +
+          wy2 * (wx0 * s[p2] + wx1 * s[p2 + 3] + wx2 * s[p2 + 6] + wx3 * s[p2 + 9]) +
+          wy3 * (wx0 * s[p3] + wx1 * s[p3 + 3] + wx2 * s[p3 + 6] + wx3 * s[p3 + 9]);
+        g =
+          wy0 * (wx0 * s[p0 + 1] + wx1 * s[p0 + 4] + wx2 * s[p0 + 7] + wx3 * s[p0 + 10]) +
+          wy1 * (wx0 * s[p1 + 1] + wx1 * s[p1 + 4] + wx2 * s[p1 + 7] + wx3 * s[p1 + 10]) +
+          wy2 * (wx0 * s[p2 + 1] + wx1 * s[p2 + 4] + wx2 * s[p2 + 7] + wx3 * s[p2 + 10]) +
+          wy3 * (wx0 * s[p3 + 1] + wx1 * s[p3 + 4] + wx2 * s[p3 + 7] + wx3 * s[p3 + 10]);
+        b =
+          wy0 * (wx0 * s[p0 + 2] + wx1 * s[p0 + 5] + wx2 * s[p0 + 8] + wx3 * s[p0 + 11]) +
+          wy1 * (wx0 * s[p1 + 2] + wx1 * s[p1 + 5] + wx2 * s[p1 + 8] + wx3 * s[p1 + 11]) +
+          wy2 * (wx0 * s[p2 + 2] + wx1 * s[p2 + 5] + wx2 * s[p2 + 8] + wx3 * s[p2 + 11]) +
+          wy3 * (wx0 * s[p3 + 2] + wx1 * s[p3 + 5] + wx2 * s[p3 + 8] + wx3 * s[p3 + 11]);
       } else {
         for (let k = 0; k < 4; k++) {
           xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1)) * 3;
@@ -281,9 +291,10 @@ export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, hei
           b += wy * (wx0 * s[p0 + 2] + wx1 * s[p1 + 2] + wx2 * s[p2 + 2] + wx3 * s[p3 + 2]);
         }
       }
-      out[o] = r < 0 ? 0 : r > 255 ? 255 : Math.round(r);
-      out[o + 1] = g < 0 ? 0 : g > 255 ? 255 : Math.round(g);
-      out[o + 2] = b < 0 ? 0 : b > 255 ? 255 : Math.round(b);
+      // The clamped view rounds (half to even) and clamps natively.
+      clamped[o] = r;
+      clamped[o + 1] = g;
+      clamped[o + 2] = b;
     }
   }
   return { image: { data: out, width, height, channels: 3 }, inside };
