@@ -406,9 +406,15 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   }));
   encoding.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
 
-  // 9. compliance: the face as detected on the rendered photo (the output's pixels before the new
-  // background, the corrections, sharpening and JPEG, none of which moves a feature), pixel
-  // checks on the decoded JPEG
+  // 9. compliance. Halo first, while the JPEG is encoded and the detector thread finishes: on the
+  // composite (the JPEG's pixels before sharpening and compression, which move a pixel by a few
+  // levels where the measure's distances are 28 and 40), against the old background as it would
+  // look after the same corrections.
+  const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
+  const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
+  // The face as detected on the rendered photo (the output's pixels before the new background,
+  // the corrections, sharpening and JPEG, none of which moves a feature); the other pixel checks
+  // read the decoded JPEG.
   const measured = await outFace;
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
@@ -441,14 +447,11 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
       mouth: sourceToOutput(plan, k.mouth), rightEar: sourceToOutput(plan, k.rightEar), leftEar: sourceToOutput(plan, k.leftEar),
     };
   }
-  // Halo: the old background as it would look after the same corrections (computed before waiting for the JPEG).
-  const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
   timer.lap('compliance');
   const { buffer, quality, pixels: encodedPixels, decoded: decodedOut } = await encoding;
   timer.lap('encode');
   const outRgb: RawImage = { data: new Uint8Array(decodedOut.buffer, decodedOut.byteOffset, decodedOut.length), width: W, height: H, channels: 3 };
   const faceMeasures = outKeypoints ? measureFace(outRgb, outKeypoints) : null;
-  const halo = alpha && haloSource ? measureHalo(haloSource, outRgb, alpha, rendered.inside, bg) : null;
   const headHeightRatio = (chinY - plan.crownY) / H;
   const eyeLineRatio = 1 - eyeY / H;
   // Input pixels (full size, not the working copy) per output pixel.
