@@ -38,11 +38,24 @@ function failAll(err: Error): void {
   pending.clear();
 }
 
+/**
+ * A thread with the process's flags (loaders such as --import carry over), less --input-type,
+ * which only an --eval string may have; when Node refuses one of them for a thread (process-wide
+ * flags such as --expose-gc are refused when given explicitly), with none.
+ */
+function newThread(url: URL): Worker {
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+  try {
+    return new Worker(url, { execArgv });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw err;
+    return new Worker(url, { execArgv: [] });
+  }
+}
+
 function started(): Worker {
   if (thread) return thread;
-  // The process's flags, less --input-type (only valid for an --eval string; a thread given it fails).
-  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-  const t = new Worker(new URL('./detector-thread.worker.js', import.meta.url), { execArgv });
+  const t = newThread(new URL('./detector-thread.worker.js', import.meta.url));
   t.on('message', (m: Reply) => {
     const p = pending.get(m.id);
     if (!p) return;
