@@ -373,10 +373,6 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     dvy: 1 / (plan.scale * step),
   }, W, H);
   for (let i = 0; i < probOut.length; i++) if (!rendered.inside[i]) probOut[i] = 0;
-  // The face is measured on the rendered photo (the output's geometry) by the detector thread
-  // while this thread replaces the background and corrects the exposure (step 9).
-  const outFace = measureOutputFaceOffThread(toRgba(rendered.image));
-  outFace.catch(() => undefined); // awaited below
   timer.lap('render');
 
   // 6. background
@@ -396,6 +392,10 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     fg = applyEnhancement(fg, enhanceParams, faceRegion);
   }
   const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
+  // The face is measured again on the produced photo (before sharpening and JPEG, which move a
+  // pixel by a few levels) by the detector thread, while this thread encodes and measures the halo.
+  const outFace = measureOutputFaceOffThread(toRgba(finalImg));
+  outFace.catch(() => undefined); // awaited below
   timer.lap('enhance');
 
   // 8. JPEG within the kB limit, DPI and sRGB profile written; libvips encodes on the thread pool
@@ -412,9 +412,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // look after the same corrections.
   const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
   const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
-  // The face as detected on the rendered photo (the output's pixels before the new background,
-  // the corrections, sharpening and JPEG, none of which moves a feature); the other pixel checks
-  // read the decoded JPEG.
+  // The face as detected on the produced photo; the other pixel checks read the decoded JPEG.
   const measured = await outFace;
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;

@@ -20,12 +20,15 @@ const require = createRequire(import.meta.url);
 
 /**
  * Model files from the legacy packages (Apache-2.0), resolved in node_modules at run time. The
- * full-range detector is the package's sparse variant (pruned weights for CPU inference): same
- * detections on the corpus, 16 ms a run instead of 20 here (docs/transformations.md, Costs).
+ * full-range detector comes twice: the dense model for passport photos (their geometry was
+ * measured and tuned with it) and the package's sparse variant (pruned weights for CPU inference)
+ * for the upload preview's faces: the same corpus detections, 16 ms a run instead of 20 here, but
+ * boxes a few pixels apart, which moves a passport crop (docs/transformations.md, Costs).
  */
 export const MODEL_FILES = {
   faceShort: '@mediapipe/face_detection/face_detection_short_range.tflite',
-  faceFull: '@mediapipe/face_detection/face_detection_full_range_sparse.tflite',
+  faceFull: '@mediapipe/face_detection/face_detection_full_range.tflite',
+  faceFullSparse: '@mediapipe/face_detection/face_detection_full_range_sparse.tflite',
   selfie: '@mediapipe/selfie_segmentation/selfie_segmentation.tflite',
 } as const;
 export type ModelName = keyof typeof MODEL_FILES;
@@ -33,6 +36,7 @@ export type ModelName = keyof typeof MODEL_FILES;
 const MODEL_METADATA: Record<ModelName, ImageModelMetadata> = {
   faceShort: FACE_MODEL_METADATA,
   faceFull: FACE_MODEL_METADATA,
+  faceFullSparse: FACE_MODEL_METADATA,
   selfie: SELFIE_MODEL_METADATA,
 };
 
@@ -79,6 +83,7 @@ type Slot<T> = Promise<Loaded<T>> | null;
 
 let faceShort: Slot<FaceDetector> = null;
 let faceFull: Slot<FaceDetector> = null;
+let faceFullSparse: Slot<FaceDetector> = null;
 let segmenter: Slot<ImageSegmenter> = null;
 // Task creation hands the WASM factory over through self.ModuleFactory: never create two at once.
 let creationChain: Promise<unknown> = Promise.resolve();
@@ -93,7 +98,7 @@ function canvasFor(c: FakeCanvas): OffscreenCanvas {
   return c as unknown as OffscreenCanvas; // the fake context satisfies what the CPU path touches
 }
 
-async function createFaceDetector(model: 'faceShort' | 'faceFull'): Promise<Loaded<FaceDetector>> {
+async function createFaceDetector(model: 'faceShort' | 'faceFull' | 'faceFullSparse'): Promise<Loaded<FaceDetector>> {
   const v = await vision();
   return serialized(() =>
     withUnrefIntervals(async () => {
@@ -133,10 +138,16 @@ function keep<T>(slot: Promise<Loaded<T>>, reset: () => void): Promise<Loaded<T>
   return slot;
 }
 
-export async function getFaceDetector(range: 'short' | 'full'): Promise<FaceDetector> {
+export type FaceDetectorModel = 'short' | 'full' | 'full-sparse';
+
+export async function getFaceDetector(range: FaceDetectorModel): Promise<FaceDetector> {
   if (range === 'short') {
     faceShort ??= keep(createFaceDetector('faceShort'), () => { faceShort = null; });
     return (await faceShort).task;
+  }
+  if (range === 'full-sparse') {
+    faceFullSparse ??= keep(createFaceDetector('faceFullSparse'), () => { faceFullSparse = null; });
+    return (await faceFullSparse).task;
   }
   faceFull ??= keep(createFaceDetector('faceFull'), () => { faceFull = null; });
   return (await faceFull).task;
@@ -168,8 +179,8 @@ export async function glStats(): Promise<Array<{ model: string; uploads: number;
  * telemetry flush is answered locally). Later calls load the models again.
  */
 export async function closeModels(): Promise<void> {
-  const slots = [faceShort, faceFull, segmenter];
-  faceShort = faceFull = segmenter = null;
+  const slots = [faceShort, faceFull, faceFullSparse, segmenter];
+  faceShort = faceFull = faceFullSparse = segmenter = null;
   for (const slot of slots) {
     if (!slot) continue;
     try {
