@@ -4,6 +4,7 @@
 // cheap); the face detector is the passport worker's MediaPipe BlazeFace. Worker processes only.
 import sharp, { type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
+import { detectFacesInPhoto } from '../passport/face-detector.js';
 import { detectFacesInPhotoOffThread } from '../passport/mediapipe/detector-thread.js';
 import type { FaceBox } from './focus.js';
 
@@ -121,7 +122,12 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
     .toBuffer({ resolveWithObject: true });
   // The detector runs on its own thread, the LQIP (a libvips WebP encode) on libuv's; this thread
   // reduces the ThumbHash copy meanwhile and stays free for the job's other calls.
-  const detecting = detectFacesInPhotoOffThread({ data, width: info.width, height: info.height, channels: 4 });
+  const pixels = { data, width: info.width, height: info.height, channels: 4 as const };
+  // Without the thread (it died or did not answer), on this thread; without faces if that fails
+  // too: the placeholders are still worth storing.
+  const detecting = detectFacesInPhotoOffThread(pixels)
+    .catch(() => detectFacesInPhoto(pixels))
+    .catch(() => []);
   const lqiping = lqipOf(sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }));
   const thumb = reduceRgba(data, info.width, info.height, THUMBHASH_SIDE);
   const thumbhash = Buffer.from(rgbaToThumbHash(thumb.width, thumb.height, thumb.data)).toString('base64');

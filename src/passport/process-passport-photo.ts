@@ -10,7 +10,7 @@ import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from 
 import { applyEnhancement, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
-import { detectFacesInImage, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
+import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
 import { measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
@@ -412,8 +412,9 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // look after the same corrections.
   const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
   const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
-  // The face as detected on the produced photo; the other pixel checks read the decoded JPEG.
-  const measured = await outFace;
+  // The face as detected on the produced photo (on this thread if the detector thread failed);
+  // the other pixel checks read the decoded JPEG.
+  const measured = await outFace.catch(() => measureOutputFace(toRgba(finalImg)));
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
   let chinY = plan.chinY;

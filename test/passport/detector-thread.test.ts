@@ -1,6 +1,6 @@
-// The detector thread (src/passport/mediapipe/detector-thread.ts): the same faces as
-// the detector on the calling thread, the caller's pixels left intact, the calling thread free
-// while it runs, a process that used it still exits by itself, and a closed thread started again.
+// The detector thread (src/passport/mediapipe/detector-thread.ts): the same faces as the detector
+// on the calling thread, the caller's pixels left intact, the calling thread free while it runs, a
+// process that used it still exits by itself, a closed or unanswering thread replaced by a new one.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -54,12 +54,21 @@ describe('face detection thread', function () {
 
   it('fails the calls in flight when the thread ends, and starts again on the next call', async () => {
     const img = await portraitInScene();
-    const inFlight = detectFacesInPhotoOffThread(img);
+    const inFlight = detectFacesInPhotoOffThread(img).then(() => null, (err: unknown) => String(err));
     await closeDetectorThread();
-    let failure: unknown = null;
-    await inFlight.catch((err: unknown) => (failure = err));
-    expect(String(failure)).to.match(/exited/);
+    expect(await inFlight).to.match(/closed/);
     expect(await detectFacesInPhotoOffThread(img)).to.have.length(1);
+  });
+
+  it('ends a thread that does not answer in time, failing the calls queued behind it, and starts a new one', async () => {
+    const img = await portraitInScene();
+    await detectFacesInPhotoOffThread(img); // models loaded: a pass takes ~20 ms, far above 1 ms
+    const late = detectFacesInPhotoOffThread(img, { timeoutMs: 1 });
+    const queued = detectFacesInPhotoOffThread(img);
+    const failures = await Promise.all([late, queued].map((p) => p.then(() => null, (err: unknown) => String(err))));
+    expect(failures[0]).to.match(/did not answer within 1 ms/);
+    expect(failures[1], 'the call queued behind it fails too').to.match(/did not answer/);
+    expect(await detectFacesInPhotoOffThread(img), 'a new thread answers').to.have.length(1);
   });
 
   it('does not keep a process alive once its calls are answered, and starts under flags a thread cannot take', async () => {

@@ -5,9 +5,10 @@
 //    meanwhile (docs/transformations.md, Costs);
 //  - the passport photo's output measurement: the main thread refines the edges meanwhile
 //    (docs/passport.md, Speed).
-// Requests are answered in order. One thread per process,
-// started on first use, keeping the process alive only while a call is in flight; a thread that dies fails the calls in
-// flight (the preview is best effort) and is started again by the next call.
+// Requests are answered in order. One thread per process, started on first use, keeping the
+// process alive only while a call is in flight. A thread that dies or does not answer in time
+// fails its calls in flight (the preview is best effort; a passport job fails and is retried) and
+// is started again by the next call.
 import { Worker } from 'node:worker_threads';
 import type { DetectedFace } from '../face-detector.js';
 import type { RawImage } from '../image.js';
@@ -27,15 +28,36 @@ interface Reply {
 interface Pending {
   resolve: (result: unknown) => void;
   reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
 }
 
-let thread: Worker | null = null;
-let nextId = 0;
-const pending = new Map<number, Pending>();
+/** A thread and the calls sent to it (a replaced thread fails only its own calls). */
+interface DetectorThread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
 
-function failAll(err: Error): void {
-  for (const p of pending.values()) p.reject(err);
-  pending.clear();
+/**
+ * A call not answered within this long ends its thread, failing the calls queued behind it: a
+ * stuck WASM call would otherwise hold every later one (passport jobs time out, previews go
+ * without faces) until the process restarts. The first call also loads the models (~1 s).
+ */
+export const DETECTOR_CALL_TIMEOUT_MS = 30_000;
+
+export interface DetectorCallOptions {
+  timeoutMs?: number;
+}
+
+let current: DetectorThread | null = null;
+let nextId = 0;
+
+function end(t: DetectorThread, err: Error): void {
+  if (current === t) current = null;
+  for (const p of t.pending.values()) {
+    clearTimeout(p.timer);
+    p.reject(err);
+  }
+  t.pending.clear();
 }
 
 /**
@@ -43,7 +65,7 @@ function failAll(err: Error): void {
  * which only an --eval string may have; when Node refuses one of them for a thread (process-wide
  * flags such as --expose-gc are refused when given explicitly), with none.
  */
-function newThread(url: URL): Worker {
+function newWorker(url: URL): Worker {
   const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
   try {
     return new Worker(url, { execArgv });
@@ -53,54 +75,59 @@ function newThread(url: URL): Worker {
   }
 }
 
-function started(): Worker {
-  if (thread) return thread;
-  const t = newThread(new URL('./detector-thread.worker.js', import.meta.url));
-  t.on('message', (m: Reply) => {
-    const p = pending.get(m.id);
+function started(): DetectorThread {
+  if (current) return current;
+  const worker = newWorker(new URL('./detector-thread.worker.js', import.meta.url));
+  const t: DetectorThread = { worker, pending: new Map() };
+  worker.on('message', (m: Reply) => {
+    const p = t.pending.get(m.id);
     if (!p) return;
-    pending.delete(m.id);
-    if (pending.size === 0) t.unref();
+    t.pending.delete(m.id);
+    clearTimeout(p.timer);
+    if (t.pending.size === 0) worker.unref();
     if (m.error === undefined) p.resolve(m.result);
-    else p.reject(new Error(m.error ?? 'face detection failed'));
+    else p.reject(new Error(m.error));
   });
-  const gone = (err: Error) => {
-    if (thread === t) thread = null;
-    failAll(err);
-  };
-  t.on('error', (err) => gone(err));
-  t.on('exit', (code) => gone(new Error(`face detection thread exited (${code})`)));
+  worker.on('error', (err) => end(t, err));
+  worker.on('exit', (code) => end(t, new Error(`face detection thread exited (${code})`)));
   // Referenced only while a call is in flight (attaching a 'message' listener refs it again).
-  t.unref();
-  thread = t;
+  worker.unref();
+  current = t;
   return t;
 }
 
-function call<T>(request: DetectorRequest, img: RawImage): Promise<T> {
+function call<T>(request: DetectorRequest, img: RawImage, options: DetectorCallOptions): Promise<T> {
   const t = started();
   const id = nextId++;
+  const timeoutMs = options.timeoutMs ?? DETECTOR_CALL_TIMEOUT_MS;
   // Copied: the caller keeps its pixels (libvips may still be reading them).
   const copy = new Uint8Array(img.data);
   return new Promise<T>((resolve, reject) => {
-    if (pending.size === 0) t.ref();
-    pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
-    t.postMessage({ id, ...request, image: { data: copy, width: img.width, height: img.height, channels: img.channels } }, [copy.buffer]);
+    const timer = setTimeout(() => {
+      end(t, new Error(`face detection thread did not answer within ${timeoutMs} ms; it is restarted for the next call`));
+      void t.worker.terminate();
+    }, timeoutMs);
+    timer.unref();
+    if (t.pending.size === 0) t.worker.ref();
+    t.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
+    t.worker.postMessage({ id, ...request, image: { data: copy, width: img.width, height: img.height, channels: img.channels } }, [copy.buffer]);
   });
 }
 
 /** detectFacesInPhoto (RGBA) on the detector thread. */
-export function detectFacesInPhotoOffThread(img: RawImage): Promise<DetectedFace[]> {
-  return call<DetectedFace[]>({ op: 'photo-faces' }, img);
+export function detectFacesInPhotoOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<DetectedFace[]> {
+  return call<DetectedFace[]>({ op: 'photo-faces' }, img, options);
 }
 
 /** measureOutputFace (RGBA) on the detector thread. */
-export function measureOutputFaceOffThread(img: RawImage): Promise<OutputFace> {
-  return call<OutputFace>({ op: 'output-face' }, img);
+export function measureOutputFaceOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<OutputFace> {
+  return call<OutputFace>({ op: 'output-face' }, img, options);
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */
 export async function closeDetectorThread(): Promise<void> {
-  const t = thread;
-  thread = null;
-  if (t) await t.terminate();
+  const t = current;
+  if (!t) return;
+  end(t, new Error('face detection thread closed'));
+  await t.worker.terminate();
 }
