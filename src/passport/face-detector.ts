@@ -120,9 +120,15 @@ async function tilePass(src: RawImage, maxSide: number): Promise<DetectedFace[]>
  * or the largest face is small in the frame (another person could be missed), short-range also runs
  * on overlapping tiles: their models see the whole image at only 128 / 192 px.
  */
-export async function detectFacesInImage(src: RawImage): Promise<{ faces: DetectedFace[]; model: DetectorModel }> {
+export interface DetectFacesOptions {
+  /** Called with the short-range faces (source coordinates, largest first) before the full-range pass. */
+  onShortRange?: (faces: DetectedFace[]) => void;
+}
+
+export async function detectFacesInImage(src: RawImage, options: DetectFacesOptions = {}): Promise<{ faces: DetectedFace[]; model: DetectorModel }> {
   const det = await toRgbaMaxSide(src, DETECTION_MAX_SIDE);
   const short = (await run(det.image, 'short')).map((f) => scaleFace(f, det.scale, 0, 0));
+  options.onShortRange?.(short);
   const full = (await run(det.image, 'full')).map((f) => scaleFace(f, det.scale, 0, 0));
   let faces = mergeFaces([short, full]);
   const longSide = Math.max(src.width, src.height);

@@ -310,11 +310,16 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const src = decoded.image;
   timer.lap('decode');
 
-  // 2. detect (short-range, full-range, tiles), then refine on a face crop
-  const { faces, model } = manualBox ? { faces: [], model: 'short' as const } : await detectFacesInImage(src);
-  // Large JPEGs: start decoding the full-size pixels the photo can need while the main thread
-  // refines the face and segments (libvips decodes on the thread pool).
-  const prefetch = decoded.shrink > 1 ? prefetchRegion(decoded, spec, roughFace(src, faces, manualBox)) : null;
+  // 2. detect (short-range, full-range, tiles), then refine on a face crop. Large JPEGs: the
+  // full-size pixels the photo can need are decoded on the thread pool while the main thread
+  // detects, refines and segments, from the first face found (the short-range pass's, else the
+  // merged result's); a final crop it does not cover decodes its own rectangle.
+  let prefetch: Promise<FullSizeRegion> | null = null;
+  const startPrefetch = (found: DetectedFace[]): void => {
+    if (!prefetch && decoded.shrink > 1) prefetch = prefetchRegion(decoded, spec, roughFace(src, found, manualBox));
+  };
+  const { faces, model } = manualBox ? { faces: [], model: 'short' as const } : await detectFacesInImage(src, { onShortRange: (found) => { if (found.length > 0) startPrefetch(found); } });
+  startPrefetch(faces);
   const chosen = await chooseFace(src, faces, model, manualBox);
   timer.lap('detect');
 
