@@ -120,20 +120,29 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
 }
 
 /**
+ * Bilinear taps of upsample2's grid along one axis: output pixel k of `length` blends source
+ * pixels i0[k] and i1[k] of `lowLength`, with weight t[k] on the second.
+ */
+function upsampleTaps(length: number, lowLength: number): { i0: Int32Array; i1: Int32Array; t: Float64Array } {
+  const i0 = new Int32Array(length);
+  const i1 = new Int32Array(length);
+  const t = new Float64Array(length);
+  for (let k = 0; k < length; k++) {
+    const f = Math.min(lowLength - 1, Math.max(0, (k + 0.5) / 2 - 0.5));
+    i0[k] = Math.floor(f);
+    i1[k] = Math.min(lowLength - 1, i0[k] + 1);
+    t[k] = f - i0[k];
+  }
+  return { i0, i1, t };
+}
+
+/**
  * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is upsample2 (the same float32 values): the
  * four coefficient planes are interpolated two source rows at a time instead of into four
  * full-resolution planes.
  */
 function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float32Array, Float32Array, Float32Array], w: number, h: number, n: number): Float32Array {
-  const xa = new Int32Array(w);
-  const xb = new Int32Array(w);
-  const xt = new Float64Array(w);
-  for (let x = 0; x < w; x++) {
-    const fx = Math.min(lw - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
-    xa[x] = Math.floor(fx);
-    xb[x] = Math.min(lw - 1, xa[x] + 1);
-    xt[x] = fx - xa[x];
-  }
+  const { i0: xa, i1: xb, t: xt } = upsampleTaps(w, lw);
   // Horizontally interpolated source rows, two slots (by row parity), four planes each.
   const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
   const slotRow = [-1, -1];
@@ -303,24 +312,8 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const lowA = downsample2(alpha, w, h);
   const lw = lowA.width;
   const lh = lowA.height;
-  const ux0 = new Int32Array(w);
-  const ux1 = new Int32Array(w);
-  const utx = new Float64Array(w);
-  for (let x = 0; x < w; x++) {
-    const fx = Math.min(lw - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
-    ux0[x] = Math.floor(fx);
-    ux1[x] = Math.min(lw - 1, ux0[x] + 1);
-    utx[x] = fx - ux0[x];
-  }
-  const uy0 = new Int32Array(h);
-  const uy1 = new Int32Array(h);
-  const uty = new Float64Array(h);
-  for (let y = 0; y < h; y++) {
-    const fy = Math.min(lh - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
-    uy0[y] = Math.floor(fy);
-    uy1[y] = Math.min(lh - 1, uy0[y] + 1);
-    uty[y] = fy - uy0[y];
-  }
+  const { i0: ux0, i1: ux1, t: utx } = upsampleTaps(w, lw);
+  const { i0: uy0, i1: uy1, t: uty } = upsampleTaps(h, lh);
   const bA1 = boxMean(lowA.data, lw, lh, r1);
   const low = scratch(lw * lh);
   const fa = new Float32Array(n);
