@@ -120,8 +120,9 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
 }
 
 /**
- * Bilinear taps of upsample2's grid along one axis: output pixel k of `length` blends source
- * pixels i0[k] and i1[k] of `lowLength`, with weight t[k] on the second.
+ * Bilinear taps from downsample2's half-resolution grid back to full resolution along one axis:
+ * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
+ * t[k] on the second.
  */
 function upsampleTaps(length: number, lowLength: number): { i0: Int32Array; i1: Int32Array; t: Float64Array } {
   const i0 = new Int32Array(length);
@@ -137,7 +138,7 @@ function upsampleTaps(length: number, lowLength: number): { i0: Int32Array; i1: 
 }
 
 /**
- * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is upsample2 (the same float32 values): the
+ * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is bilinear (upsampleTaps): the
  * four coefficient planes are interpolated two source rows at a time instead of into four
  * full-resolution planes.
  */
@@ -163,13 +164,11 @@ function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float
   const q = new Float32Array(n);
   const [R, G, B] = I;
   const f = Math.fround;
+  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, lh);
   for (let y = 0; y < h; y++) {
-    const fy = Math.min(lh - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
-    const y0 = Math.floor(fy);
-    const y1 = Math.min(lh - 1, y0 + 1);
-    const ty = fy - y0;
-    const t = rowOf(y0);
-    const b = rowOf(y1);
+    const ty = yt[y];
+    const t = rowOf(ya[y]);
+    const b = rowOf(yb[y]);
     const row = y * w;
     for (let x = 0; x < w; x++) {
       const i = row + x;
@@ -308,7 +307,7 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const meanA = new Float32Array(band.length);
   for (let k = 0; k < band.length; k++) meanA[k] = sumY(hsA, band[k]) / windowCount(band[k]);
 
-  // Bilinear upsampling of the wide pass (upsample2's grid), per column and per row.
+  // Bilinear upsampling of the wide pass, per column and per row.
   const lowA = downsample2(alpha, w, h);
   const lw = lowA.width;
   const lh = lowA.height;

@@ -205,7 +205,7 @@ export function sharpenLuma(img: RawImage): RawImage {
   const k1 = g1 / norm;
   const k2 = g2 / norm;
   const y = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = 0.2126 * data[j] + 0.7152 * data[j + 1] + 0.0722 * data[j + 2];
+  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = luma(data[j], data[j + 1], data[j + 2]);
   const at = (v: number, len: number) => (v < 0 ? 0 : v >= len ? len - 1 : v);
   const tmp = new Float32Array(n);
   for (let row = 0; row < h; row++) {

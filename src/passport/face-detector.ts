@@ -262,13 +262,12 @@ export const OUTPUT_REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: [
 
 /**
  * The face measured on a produced passport photo (RGBA): detected, and refined when it is the
- * only significant face (null otherwise); `significant` counts the faces that would count.
+ * only significant face; null otherwise.
  */
-export async function measureOutputFace(img: RawImage): Promise<{ face: DetectedFace | null; significant: number }> {
+export async function measureOutputFace(img: RawImage): Promise<DetectedFace | null> {
   const { faces } = await detectFaces(img);
   const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (faces[0]?.box.height ?? 0));
-  if (significant.length !== 1) return { face: null, significant: significant.length };
-  return { face: (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face, significant: 1 };
+  return significant.length === 1 ? (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face : null;
 }
 
 function dist2(b: Box, c: number): number {

@@ -451,39 +451,6 @@ export function downsample2(src: Float32Array, width: number, height: number): {
   return { data: out, width: w2, height: h2 };
 }
 
-/**
- * Bilinear upsample by 2 (inverse of downsample2's pixel grid) to width x height. Each source row
- * is interpolated horizontally once (kept in doubles, so the result is the same as interpolating
- * per output pixel) and the output rows blend two of those.
- */
-export function upsample2(src: Float32Array, w2: number, h2: number, width: number, height: number, out: Float32Array = new Float32Array(width * height)): Float32Array {
-  const rows = new Float64Array(h2 * width);
-  for (let ry = 0; ry < h2; ry++) {
-    const r = ry * w2;
-    const o = ry * width;
-    for (let x = 0; x < width; x++) {
-      const fx = Math.min(w2 - 1, Math.max(0, (x + 0.5) / 2 - 0.5));
-      const a = Math.floor(fx);
-      const b = Math.min(w2 - 1, a + 1);
-      rows[o + x] = src[r + a] + (src[r + b] - src[r + a]) * (fx - a);
-    }
-  }
-  for (let y = 0; y < height; y++) {
-    const fy = Math.min(h2 - 1, Math.max(0, (y + 0.5) / 2 - 0.5));
-    const y0 = Math.floor(fy);
-    const y1 = Math.min(h2 - 1, y0 + 1);
-    const ty = fy - y0;
-    const t = y0 * width;
-    const b = y1 * width;
-    const row = y * width;
-    for (let x = 0; x < width; x++) {
-      const top = rows[t + x];
-      out[row + x] = top + (rows[b + x] - top) * ty;
-    }
-  }
-  return out;
-}
-
 /** Rec. 709 luma of sRGB-encoded values, 0..255. */
 export function luma(r: number, g: number, b: number): number {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;

@@ -419,7 +419,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
   // The face as detected on the produced photo (on this thread if the detector thread failed);
   // the other pixel checks read the decoded JPEG.
-  const measured = await outFace.catch(() => measureOutputFace(toRgba(finalImg)));
+  const of = await outFace.catch(() => measureOutputFace(toRgba(finalImg)));
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
   let chinY = plan.chinY;
@@ -427,8 +427,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   let outRoll = inputRoll - frame.angleDeg;
   let complianceRegion = faceRegion;
   let outKeypoints: FaceKeypoints | null = null;
-  if (measured.face) {
-    const of = measured.face;
+  if (of) {
     const oframe = makeFaceFrame(of.keypoints, false);
     const oface = faceInFrame(oframe, of);
     measuredOn = 'output';

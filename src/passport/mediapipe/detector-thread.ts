@@ -14,10 +14,6 @@ import type { DetectedFace } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 
 export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face' };
-export interface OutputFace {
-  face: DetectedFace | null;
-  significant: number;
-}
 
 interface Reply {
   id: number;
@@ -120,8 +116,8 @@ export function detectFacesInPhotoOffThread(img: RawImage, options: DetectorCall
 }
 
 /** measureOutputFace (RGBA) on the detector thread. */
-export function measureOutputFaceOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<OutputFace> {
-  return call<OutputFace>({ op: 'output-face' }, img, options);
+export function measureOutputFaceOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<DetectedFace | null> {
+  return call<DetectedFace | null>({ op: 'output-face' }, img, options);
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */

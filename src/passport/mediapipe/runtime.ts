@@ -81,9 +81,9 @@ interface Loaded<T> {
 }
 type Slot<T> = Promise<Loaded<T>> | null;
 
-let faceShort: Slot<FaceDetector> = null;
-let faceFull: Slot<FaceDetector> = null;
-let faceFullSparse: Slot<FaceDetector> = null;
+export type FaceDetectorModel = 'short' | 'full' | 'full-sparse';
+
+const faceDetectors: Record<FaceDetectorModel, Slot<FaceDetector>> = { short: null, full: null, 'full-sparse': null };
 let segmenter: Slot<ImageSegmenter> = null;
 // Task creation hands the WASM factory over through self.ModuleFactory: never create two at once.
 let creationChain: Promise<unknown> = Promise.resolve();
@@ -98,7 +98,7 @@ function canvasFor(c: FakeCanvas): OffscreenCanvas {
   return c as unknown as OffscreenCanvas; // the fake context satisfies what the CPU path touches
 }
 
-async function createFaceDetector(model: 'faceShort' | 'faceFull' | 'faceFullSparse'): Promise<Loaded<FaceDetector>> {
+async function createFaceDetector(model: (typeof FACE_MODEL_NAMES)[FaceDetectorModel]): Promise<Loaded<FaceDetector>> {
   const v = await vision();
   return serialized(() =>
     withUnrefIntervals(async () => {
@@ -138,19 +138,17 @@ function keep<T>(slot: Promise<Loaded<T>>, reset: () => void): Promise<Loaded<T>
   return slot;
 }
 
-export type FaceDetectorModel = 'short' | 'full' | 'full-sparse';
+const FACE_MODEL_NAMES: Record<FaceDetectorModel, 'faceShort' | 'faceFull' | 'faceFullSparse'> = {
+  short: 'faceShort',
+  full: 'faceFull',
+  'full-sparse': 'faceFullSparse',
+};
 
 export async function getFaceDetector(range: FaceDetectorModel): Promise<FaceDetector> {
-  if (range === 'short') {
-    faceShort ??= keep(createFaceDetector('faceShort'), () => { faceShort = null; });
-    return (await faceShort).task;
-  }
-  if (range === 'full-sparse') {
-    faceFullSparse ??= keep(createFaceDetector('faceFullSparse'), () => { faceFullSparse = null; });
-    return (await faceFullSparse).task;
-  }
-  faceFull ??= keep(createFaceDetector('faceFull'), () => { faceFull = null; });
-  return (await faceFull).task;
+  const slot = (faceDetectors[range] ??= keep(createFaceDetector(FACE_MODEL_NAMES[range]), () => {
+    faceDetectors[range] = null;
+  }));
+  return (await slot).task;
 }
 
 export async function getSegmenter(): Promise<ImageSegmenter> {
@@ -166,7 +164,11 @@ export async function warmUp(): Promise<void> {
 /** Fake-GL counters of every loaded task (a test asserts draws === 0). */
 export async function glStats(): Promise<Array<{ model: string; uploads: number; readPixels: number; draws: number }>> {
   const out: Array<{ model: string; uploads: number; readPixels: number; draws: number }> = [];
-  for (const [model, slot] of [['faceShort', faceShort], ['faceFull', faceFull], ['selfie', segmenter]] as const) {
+  const slots: Array<[string, Slot<FaceDetector> | Slot<ImageSegmenter>]> = [
+    ...(Object.keys(faceDetectors) as FaceDetectorModel[]).map((m): [string, Slot<FaceDetector>] => [FACE_MODEL_NAMES[m], faceDetectors[m]]),
+    ['selfie', segmenter],
+  ];
+  for (const [model, slot] of slots) {
     if (!slot) continue;
     const { canvas } = await slot;
     if (canvas.ctx) out.push({ model, ...canvas.ctx.stats });
@@ -179,8 +181,9 @@ export async function glStats(): Promise<Array<{ model: string; uploads: number;
  * telemetry flush is answered locally). Later calls load the models again.
  */
 export async function closeModels(): Promise<void> {
-  const slots = [faceShort, faceFull, faceFullSparse, segmenter];
-  faceShort = faceFull = faceFullSparse = segmenter = null;
+  const slots = [...Object.values(faceDetectors), segmenter];
+  for (const model of Object.keys(faceDetectors) as FaceDetectorModel[]) faceDetectors[model] = null;
+  segmenter = null;
   for (const slot of slots) {
     if (!slot) continue;
     try {
