@@ -8,6 +8,8 @@
 //     soft band snaps to colour edges in the photo (hair strands, ear and collar outlines).
 //  2. Tighten: alpha = smoothstep((q - LOW) / (HIGH - LOW)). Moving the 50 % contour to q = 0.55
 //     erodes about one pixel where the upsampled mask bleeds outward; the ramp keeps a soft edge.
+//     q is evaluated only near the edge: where no colour brings a cell's linear model onto the
+//     ramp, the result (0 or 1) is known without it (combineTightened; the same bytes).
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
@@ -49,10 +51,10 @@ function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
 
 /**
  * Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients are computed at
- * half resolution and upsampled; the output is evaluated with the full-resolution guide.
+ * half resolution; combineTightened upsamples them and evaluates the output with the
+ * full-resolution guide.
  */
-function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, r: number, eps: number): Float32Array {
-  const n = w * h;
+function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, r: number, eps: number): LowCoefficients {
   const lowR = downsample2(I[0], w, h);
   const lw = lowR.width;
   const lh = lowR.height;
@@ -116,7 +118,14 @@ function guidedFilterColor(I: [Float32Array, Float32Array, Float32Array], p: Flo
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
-  return combineUpsampled([box(aR), box(aG), box(aB), box(bb)], lw, lh, I, w, h, n);
+  return { planes: [box(aR), box(aG), box(aB), box(bb)], width: lw, height: lh };
+}
+
+/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
+interface LowCoefficients {
+  planes: Float32Array[];
+  width: number;
+  height: number;
 }
 
 /**
@@ -137,12 +146,50 @@ function upsampleTaps(length: number, lowLength: number): { i0: Int32Array; i1: 
   return { i0, i1, t };
 }
 
+/** Per half-resolution cell: the tightened value every pixel it reaches takes (0 or 1), or UNDECIDED. */
+const UNDECIDED = 2;
+
 /**
- * q = up(aR) R + up(aG) G + up(aB) B + up(b), where up is bilinear (upsampleTaps): the
- * four coefficient planes are interpolated two source rows at a time instead of into four
- * full-resolution planes.
+ * Cells whose linear model cannot reach the tightening ramp for any colour: with R, G, B in 0..1,
+ * q = aR R + aG G + aB B + b lies between b plus the negative coefficients and b plus the positive
+ * ones. A pixel interpolates up to four cells with weights summing to 1, so when all of them are
+ * below the ramp's low end its q is too and its tightened value is 0 (above the high end: 1): the
+ * same value the full evaluation gives, without it. The margin covers float32 rounding.
  */
-function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float32Array, Float32Array, Float32Array], w: number, h: number, n: number): Float32Array {
+function decidedCells(low: LowCoefficients, lo: number, hi: number): Uint8Array {
+  const [aR, aG, aB, b] = low.planes;
+  const out = new Uint8Array(low.width * low.height);
+  for (let i = 0; i < out.length; i++) {
+    const r = aR[i];
+    const g = aG[i];
+    const bl = aB[i];
+    const c = b[i];
+    const pos = (r > 0 ? r : 0) + (g > 0 ? g : 0) + (bl > 0 ? bl : 0);
+    const neg = (r < 0 ? r : 0) + (g < 0 ? g : 0) + (bl < 0 ? bl : 0);
+    const margin = 1e-5 * (1 + pos - neg + Math.abs(c));
+    out[i] = c + pos + margin < lo ? 0 : c + neg - margin > hi ? 1 : UNDECIDED;
+  }
+  return out;
+}
+
+/**
+ * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
+ * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`. q is evaluated only where
+ * decidedCells cannot tell t (the soft edge); elsewhere t is 0 or 1 as evaluation would give. The
+ * four coefficient planes are interpolated two source rows at a time.
+ */
+function combineTightened(
+  low: LowCoefficients,
+  I: [Float32Array, Float32Array, Float32Array],
+  w: number,
+  h: number,
+  lo: number,
+  hi: number,
+  inside: Uint8Array | undefined,
+  skipDecided: boolean,
+): Float32Array {
+  const { planes: coefficients, width: lw, height: lh } = low;
+  const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(lw * lh).fill(UNDECIDED);
   const { i0: xa, i1: xb, t: xt } = upsampleTaps(w, lw);
   // Horizontally interpolated source rows, two slots (by row parity), four planes each.
   const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
@@ -152,7 +199,7 @@ function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float
     const buf = slots[k];
     if (slotRow[k] !== ry) {
       for (let p = 0; p < 4; p++) {
-        const P = low[p];
+        const P = coefficients[p];
         const r = ry * lw;
         const o = p * w;
         for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
@@ -161,45 +208,61 @@ function combineUpsampled(low: Float32Array[], lw: number, lh: number, I: [Float
     }
     return buf;
   };
-  const q = new Float32Array(n);
+  const t = new Float32Array(w * h);
   const [R, G, B] = I;
   const f = Math.fround;
+  const span = hi - lo;
+  // Per half-resolution column: the cells of both source rows agree on a value (0 / 1), else UNDECIDED.
+  const both = new Uint8Array(lw);
   const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, lh);
   for (let y = 0; y < h; y++) {
-    const ty = yt[y];
-    const t = rowOf(ya[y]);
-    const b = rowOf(yb[y]);
+    const ra = ya[y] * lw;
+    const rb = yb[y] * lw;
+    let open = false;
+    for (let x = 0; x < lw; x++) {
+      const v = decided[ra + x];
+      both[x] = v === decided[rb + x] ? v : UNDECIDED;
+      if (both[x] !== 0) open = true;
+    }
     const row = y * w;
+    if (!open) continue; // the whole row is 0 (already)
+    let tp: Float64Array | null = null;
+    let bt: Float64Array | null = null;
+    const ty = yt[y];
     for (let x = 0; x < w; x++) {
       const i = row + x;
-      const vR = f(t[x] + (b[x] - t[x]) * ty);
-      const vG = f(t[w + x] + (b[w + x] - t[w + x]) * ty);
-      const vB = f(t[2 * w + x] + (b[2 * w + x] - t[2 * w + x]) * ty);
-      const vb = f(t[3 * w + x] + (b[3 * w + x] - t[3 * w + x]) * ty);
-      q[i] = vR * R[i] + vG * G[i] + vB * B[i] + vb;
+      if (inside && !inside[i]) continue;
+      const c = both[xa[x]];
+      if (c !== UNDECIDED && c === both[xb[x]]) {
+        t[i] = c;
+        continue;
+      }
+      tp ??= rowOf(ya[y]);
+      bt ??= rowOf(yb[y]);
+      const vR = f(tp[x] + (bt[x] - tp[x]) * ty);
+      const vG = f(tp[w + x] + (bt[w + x] - tp[w + x]) * ty);
+      const vB = f(tp[2 * w + x] + (bt[2 * w + x] - tp[2 * w + x]) * ty);
+      const vb = f(tp[3 * w + x] + (bt[3 * w + x] - tp[3 * w + x]) * ty);
+      let s = (f(vR * R[i] + vG * G[i] + vB * B[i] + vb) - lo) / span;
+      s = s < 0 ? 0 : s > 1 ? 1 : s;
+      t[i] = s * s * (3 - 2 * s);
     }
   }
-  return q;
+  return t;
 }
 
 /**
  * Refined alpha (0..1) at the photo's resolution. `prob` is the person probability resampled to
  * the photo; `inside` marks pixels that came from the source image (others are background fill).
  */
-export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array): Float32Array {
+export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean } = {}): Float32Array {
   const { width: w, height: h } = rgb;
   const n = w * h;
   const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * h));
-  const q = guidedFilterColor(planes(rgb), prob, w, h, r, MASK_REFINEMENT.guidedEps);
-  const lo = MASK_REFINEMENT.tightenLow;
-  const span = MASK_REFINEMENT.tightenHigh - lo;
-  const t = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    let x = (q[i] - lo) / span;
-    x = x < 0 ? 0 : x > 1 ? 1 : x;
-    t[i] = x * x * (3 - 2 * x);
-    if (inside && !inside[i]) t[i] = 0;
-  }
+  const I = planes(rgb);
+  const low = guidedFilterCoefficients(I, prob, w, h, r, MASK_REFINEMENT.guidedEps);
+  // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
+  const t = combineTightened(low, I, w, h, MASK_REFINEMENT.tightenLow, MASK_REFINEMENT.tightenHigh, inside, options.skipDecided ?? true);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
   if (inside) for (let i = 0; i < n; i++) if (!inside[i]) alpha[i] = 0;
   return alpha;

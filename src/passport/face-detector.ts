@@ -225,7 +225,7 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
     const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
-  const rgb = src.channels === 3 ? src : await dropAlpha(src);
+  const rgb = src.channels === 3 ? src : dropAlpha(src);
   const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
   const first = grid.skipFirst ? face : await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
   if (!first) return { face, refined: false };
@@ -274,7 +274,7 @@ function dist2(b: Box, c: number): number {
   return (b.x + b.width / 2 - c) ** 2 + (b.y + b.height / 2 - c) ** 2;
 }
 
-async function dropAlpha(img: RawImage): Promise<RawImage> {
+function dropAlpha(img: RawImage): RawImage {
   const n = img.width * img.height;
   const out = new Uint8Array(n * 3);
   for (let i = 0, j = 0, k = 0; i < n; i++, j += 3, k += img.channels) {

@@ -105,10 +105,21 @@ function summedAreaTables(source: RawImage, output: RawImage, alpha: Float32Arra
  * the photo) instead of box-filtering nine full planes.
  */
 export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb): HaloMeasure {
+  const t = summedAreaTables(source, output, alpha, inside);
+  const counts = new Int32Array(2);
+  countRing(t, output, alpha, inside, background, counts);
+  const [ring, halo] = counts;
+  return { share: ring ? halo / ring : 0, ringPixels: ring };
+}
+
+/**
+ * counts[0] = ring pixels, counts[1] = halo pixels among them. The loop is a function of its own
+ * that returns nothing: V8 otherwise recompiled the whole measure for its last line every photo.
+ */
+function countRing(t: Int32Array, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, counts: Int32Array): void {
   const { width: w, height: h } = output;
   const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));
   const r = Math.max(4, Math.round(HALO.OLD_BG_RADIUS_SHARE * h));
-  const t = summedAreaTables(source, output, alpha, inside);
   const stride = (w + 1) * SAT_PLANES;
   const P = SAT_PLANES;
   let ring = 0;
@@ -159,7 +170,8 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
       halo++;
     }
   }
-  return { share: ring ? halo / ring : 0, ringPixels: ring };
+  counts[0] = ring;
+  counts[1] = halo;
 }
 
 /** Distance from colour p to the segment a-b (the mixes of a and b). */
