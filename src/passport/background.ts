@@ -39,14 +39,28 @@ function planes(rgb: RawImage): [Float32Array, Float32Array, Float32Array] {
   if (known && known[0].length === rgb.width * rgb.height) return known;
   const n = rgb.width * rgb.height;
   const p: [Float32Array, Float32Array, Float32Array] = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
-  const d = rgb.data;
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
-    p[0][i] = d[j] / 255;
-    p[1][i] = d[j + 1] / 255;
-    p[2][i] = d[j + 2] / 255;
-  }
+  splitPlanes(rgb.data, p[0], p[1], p[2]);
   planesOf.set(rgb.data, p);
   return p;
+}
+
+function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32Array): void {
+  for (let i = 0, j = 0; i < R.length; i++, j += 3) {
+    R[i] = d[j] / 255;
+    G[i] = d[j + 1] / 255;
+    B[i] = d[j + 2] / 255;
+  }
+}
+
+/** a[i] * b[i] (float32). */
+function product(a: Float32Array, b: Float32Array): Float32Array {
+  const o = new Float32Array(a.length);
+  multiplyInto(a, b, o);
+  return o;
+}
+
+function multiplyInto(a: Float32Array, b: Float32Array, o: Float32Array): void {
+  for (let i = 0; i < o.length; i++) o[i] = a[i] * b[i];
 }
 
 /**
@@ -64,11 +78,7 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
   const pl = downsample2(p, w, h).data;
   const ln = lw * lh;
   const rl = Math.max(1, Math.round(r / 2));
-  const prod = (a: Float32Array, b: Float32Array): Float32Array => {
-    const o = new Float32Array(ln);
-    for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
-    return o;
-  };
+  const prod = product;
   const tmp = new Float32Array(ln);
   const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
   const mR = box(Ir);
@@ -88,6 +98,14 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
   const aG = new Float32Array(ln);
   const aB = new Float32Array(ln);
   const bb = new Float32Array(ln);
+  linearCoefficients([mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB], eps, aR, aG, aB, bb);
+  return { planes: [box(aR), box(aG), box(aB), box(bb)], width: lw, height: lh };
+}
+
+/** Per cell: the colour guided filter's a (3x3 covariance solve) and b from the window means. */
+function linearCoefficients(m: Float32Array[], eps: number, aR: Float32Array, aG: Float32Array, aB: Float32Array, bb: Float32Array): void {
+  const [mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB] = m;
+  const ln = aR.length;
   for (let i = 0; i < ln; i++) {
     const mr = mR[i];
     const mg = mG[i];
@@ -118,7 +136,6 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
-  return { planes: [box(aR), box(aG), box(aB), box(bb)], width: lw, height: lh };
 }
 
 /** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
@@ -190,31 +207,61 @@ function combineTightened(
 ): Float32Array {
   const { planes: coefficients, width: lw, height: lh } = low;
   const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(lw * lh).fill(UNDECIDED);
-  const { i0: xa, i1: xb, t: xt } = upsampleTaps(w, lw);
+  const taps = upsampleTaps(w, lw);
   // Horizontally interpolated source rows, two slots (by row parity), four planes each.
   const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
-  const slotRow = [-1, -1];
-  const rowOf = (ry: number): Float64Array => {
-    const k = ry & 1;
-    const buf = slots[k];
-    if (slotRow[k] !== ry) {
-      for (let p = 0; p < 4; p++) {
-        const P = coefficients[p];
-        const r = ry * lw;
-        const o = p * w;
-        for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
-      }
-      slotRow[k] = ry;
-    }
-    return buf;
-  };
+  const slotRow = new Int32Array([-1, -1]);
   const t = new Float32Array(w * h);
+  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, lh);
+  tightenRows(coefficients, lw, decided, taps, ya, yb, yt, slots, slotRow, I, w, h, lo, hi, inside, t);
+  return t;
+}
+
+/** Horizontally interpolated coefficient row ry (four planes) in its slot, computed once. */
+function rowOf(coefficients: Float32Array[], lw: number, taps: { i0: Int32Array; i1: Int32Array; t: Float64Array }, slots: Float64Array[], slotRow: Int32Array, ry: number): Float64Array {
+  const k = ry & 1;
+  const buf = slots[k];
+  if (slotRow[k] !== ry) {
+    interpolateRow(coefficients, ry * lw, taps.i0, taps.i1, taps.t, buf);
+    slotRow[k] = ry;
+  }
+  return buf;
+}
+
+function interpolateRow(coefficients: Float32Array[], r: number, xa: Int32Array, xb: Int32Array, xt: Float64Array, buf: Float64Array): void {
+  const w = xa.length;
+  for (let p = 0; p < 4; p++) {
+    const P = coefficients[p];
+    const o = p * w;
+    for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
+  }
+}
+
+function tightenRows(
+  coefficients: Float32Array[],
+  lw: number,
+  decided: Uint8Array,
+  taps: { i0: Int32Array; i1: Int32Array; t: Float64Array },
+  ya: Int32Array,
+  yb: Int32Array,
+  yt: Float64Array,
+  slots: Float64Array[],
+  slotRow: Int32Array,
+  I: [Float32Array, Float32Array, Float32Array],
+  w: number,
+  h: number,
+  lo: number,
+  hi: number,
+  inside: Uint8Array | undefined,
+  t: Float32Array,
+): void {
+  const xa = taps.i0;
+  const xb = taps.i1;
   const [R, G, B] = I;
   const f = Math.fround;
   const span = hi - lo;
   // Per half-resolution column: the cells of both source rows agree on a value (0 / 1), else UNDECIDED.
   const both = new Uint8Array(lw);
-  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, lh);
   for (let y = 0; y < h; y++) {
     const ra = ya[y] * lw;
     const rb = yb[y] * lw;
@@ -237,8 +284,8 @@ function combineTightened(
         t[i] = c;
         continue;
       }
-      tp ??= rowOf(ya[y]);
-      bt ??= rowOf(yb[y]);
+      tp ??= rowOf(coefficients, lw, taps, slots, slotRow, ya[y]);
+      bt ??= rowOf(coefficients, lw, taps, slots, slotRow, yb[y]);
       const vR = f(tp[x] + (bt[x] - tp[x]) * ty);
       const vG = f(tp[w + x] + (bt[w + x] - tp[w + x]) * ty);
       const vB = f(tp[2 * w + x] + (bt[2 * w + x] - tp[2 * w + x]) * ty);
@@ -248,7 +295,6 @@ function combineTightened(
       t[i] = s * s * (3 - 2 * s);
     }
   }
-  return t;
 }
 
 /**
@@ -257,15 +303,19 @@ function combineTightened(
  */
 export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean } = {}): Float32Array {
   const { width: w, height: h } = rgb;
-  const n = w * h;
   const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * h));
   const I = planes(rgb);
   const low = guidedFilterCoefficients(I, prob, w, h, r, MASK_REFINEMENT.guidedEps);
   // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
   const t = combineTightened(low, I, w, h, MASK_REFINEMENT.tightenLow, MASK_REFINEMENT.tightenHigh, inside, options.skipDecided ?? true);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
-  if (inside) for (let i = 0; i < n; i++) if (!inside[i]) alpha[i] = 0;
+  if (inside) zeroOutside(alpha, inside);
   return alpha;
+}
+
+/** values[i] = 0 where !inside[i]. */
+export function zeroOutside(values: Float32Array, inside: Uint8Array): void {
+  for (let i = 0; i < values.length; i++) if (!inside[i]) values[i] = 0;
 }
 
 interface Scratch {
@@ -282,15 +332,22 @@ function scratch(n: number): Scratch {
 
 /** Blur fusion's smooth terms for one channel (into sc.bF / sc.bB): blurred foreground and background colours. */
 function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number, sc: Scratch): void {
-  const n = w * h;
   const { fa, b1a, bF, bB } = sc;
-  for (let i = 0; i < n; i++) {
+  weightByAlpha(F, B, alpha, fa, b1a);
+  boxMean(fa, w, h, r, bF, sc.tmp);
+  boxMean(b1a, w, h, r, bB, sc.tmp);
+  divideByMeanAlpha(bF, bB, bA);
+}
+
+function weightByAlpha(F: Float32Array, B: Float32Array, alpha: Float32Array, fa: Float32Array, b1a: Float32Array): void {
+  for (let i = 0; i < fa.length; i++) {
     fa[i] = F[i] * alpha[i];
     b1a[i] = B[i] * (1 - alpha[i]);
   }
-  boxMean(fa, w, h, r, bF, sc.tmp);
-  boxMean(b1a, w, h, r, bB, sc.tmp);
-  for (let i = 0; i < n; i++) {
+}
+
+function divideByMeanAlpha(bF: Float32Array, bB: Float32Array, bA: Float32Array): void {
+  for (let i = 0; i < bF.length; i++) {
     bF[i] = bF[i] / (bA[i] + 1e-5);
     bB[i] = bB[i] / (1 - bA[i] + 1e-5);
   }
@@ -298,11 +355,19 @@ function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Fl
 
 /** Indices of the pixels set in `mask`, in order. */
 function indicesOf(mask: Uint8Array): Int32Array {
+  const out = new Int32Array(countSet(mask));
+  listSet(mask, out);
+  return out;
+}
+
+function countSet(mask: Uint8Array): number {
   let count = 0;
   for (let i = 0; i < mask.length; i++) count += mask[i];
-  const out = new Int32Array(count);
+  return count;
+}
+
+function listSet(mask: Uint8Array, out: Int32Array): void {
   for (let i = 0, k = 0; i < mask.length; i++) if (mask[i]) out[k++] = i;
-  return out;
 }
 
 /** `mask` grown by r pixels along x (horizontal) or y (vertical). */
@@ -332,7 +397,7 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   const n = w * h;
   const out = new Uint8Array(data);
   const bandMask = new Uint8Array(n);
-  for (let i = 0; i < n; i++) bandMask[i] = alpha[i] > 0 && alpha[i] < 0.999 ? 1 : 0;
+  markBand(alpha, bandMask);
   const band = indicesOf(bandMask);
   if (band.length === 0) return { data: out, width: w, height: h, channels: 3 };
   const I = planes(rgb);
@@ -342,42 +407,18 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   // The narrow pass's window sums: along x over `rows` (the band grown vertically), then along y
   // at the band; its inputs over `near` (the band grown both ways).
   const rowsMask = grow(bandMask, w, h, r2, true);
-  const rows = indicesOf(rowsMask);
+  const narrow: NarrowWindows = { w, h, r: r2, rows: indicesOf(rowsMask), band };
   const near = indicesOf(grow(rowsMask, w, h, r2, false));
-  // Window means are over the pixels inside the photo (windows clipped at its borders).
-  const windowCount = (i: number): number => {
-    const x = i % w;
-    const y = (i - x) / w;
-    return (Math.min(w - 1, x + r2) - Math.max(0, x - r2) + 1) * (Math.min(h - 1, y + r2) - Math.max(0, y - r2) + 1);
-  };
-  const sumX = (src: Float32Array, dst: Float32Array) => {
-    for (let k = 0; k < rows.length; k++) {
-      const i = rows[k];
-      const x = i % w;
-      let acc = 0;
-      for (let q = i - Math.min(r2, x), end = i + Math.min(r2, w - 1 - x); q <= end; q++) acc += src[q];
-      dst[i] = acc;
-    }
-  };
-  const sumY = (src: Float32Array, i: number): number => {
-    const y = Math.floor(i / w);
-    let acc = 0;
-    for (let q = i - Math.min(r2, y) * w, end = i + Math.min(r2, h - 1 - y) * w; q <= end; q += w) acc += src[q];
-    return acc;
-  };
   const hsA = new Float32Array(n);
-  sumX(alpha, hsA);
+  sumAlongX(narrow, alpha, hsA);
   const meanA = new Float32Array(band.length);
-  for (let k = 0; k < band.length; k++) meanA[k] = sumY(hsA, band[k]) / windowCount(band[k]);
+  windowMeansAtBand(narrow, hsA, meanA);
 
   // Bilinear upsampling of the wide pass, per column and per row.
   const lowA = downsample2(alpha, w, h);
-  const lw = lowA.width;
-  const lh = lowA.height;
-  const { i0: ux0, i1: ux1, t: utx } = upsampleTaps(w, lw);
-  const { i0: uy0, i1: uy1, t: uty } = upsampleTaps(h, lh);
-  const bA1 = boxMean(lowA.data, lw, lh, r1);
-  const low = scratch(lw * lh);
+  const up: WideUpsampling = { lw: lowA.width, x: upsampleTaps(w, lowA.width), y: upsampleTaps(h, lowA.height) };
+  const bA1 = boxMean(lowA.data, lowA.width, lowA.height, r1);
+  const low = scratch(lowA.width * lowA.height);
   const fa = new Float32Array(n);
   const b1a = new Float32Array(n);
   const hsF = new Float32Array(n);
@@ -387,68 +428,164 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   for (let c = 0; c < 3; c++) {
     const Ic = I[c];
     const Il = downsample2(Ic, w, h).data;
-    blurredFB(Il, Il, lowA.data, bA1, lw, lh, r1, low);
-    // Wide pass fused (F1) and the narrow pass's weighted inputs, near the band only; row by row,
-    // the upsampling's row terms once per row.
-    const bF = low.bF;
-    const bB = low.bB;
-    for (let y = 0, k = 0; y < h && k < near.length; y++) {
-      const rowEnd = (y + 1) * w;
-      if (near[k] >= rowEnd) continue;
-      const t0 = uy0[y] * lw;
-      const t1 = uy1[y] * lw;
-      const ty = uty[y];
-      for (; k < near.length && near[k] < rowEnd; k++) {
-        const i = near[k];
-        const x = i - y * w;
-        const a0 = ux0[x];
-        const a1 = ux1[x];
-        const tx = utx[x];
-        const fTop = bF[t0 + a0] + (bF[t0 + a1] - bF[t0 + a0]) * tx;
-        const f = fTop + (bF[t1 + a0] + (bF[t1 + a1] - bF[t1 + a0]) * tx - fTop) * ty;
-        const bTop = bB[t0 + a0] + (bB[t0 + a1] - bB[t0 + a0]) * tx;
-        const b = bTop + (bB[t1 + a0] + (bB[t1 + a1] - bB[t1 + a0]) * tx - bTop) * ty;
-        const a = alpha[i];
-        let v = f + a * (Ic[i] - a * f - (1 - a) * b);
-        v = v < 0 ? 0 : v > 1 ? 1 : v;
-        fa[i] = Math.fround(v) * a;
-        b1a[i] = b * (1 - a);
-      }
-    }
-    sumX(fa, hsF);
-    sumX(b1a, hsB);
-    for (let k = 0; k < band.length; k++) {
-      const i = band[k];
-      const a = alpha[i];
-      const count = windowCount(i);
-      const f = Math.fround(sumY(hsF, i) / count / (meanA[k] + 1e-5));
-      const b = Math.fround(sumY(hsB, i) / count / (1 - meanA[k] + 1e-5));
-      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
-      v = v < 0 ? 0 : v > 1 ? 1 : v;
-      clamped[i * 3 + c] = Math.fround(v) * 255;
-    }
+    blurredFB(Il, Il, lowA.data, bA1, lowA.width, lowA.height, r1, low);
+    // Wide pass fused (F1) and the narrow pass's weighted inputs, near the band only.
+    wideFused(near, w, h, up, low.bF, low.bB, alpha, Ic, fa, b1a);
+    sumAlongX(narrow, fa, hsF);
+    sumAlongX(narrow, b1a, hsB);
+    narrowFused(narrow, alpha, Ic, meanA, hsF, hsB, clamped, c);
   }
   return { data: out, width: w, height: h, channels: 3 };
 }
 
+/** Soft-edge pixels: 0 < alpha < 0.999. */
+function markBand(alpha: Float32Array, bandMask: Uint8Array): void {
+  for (let i = 0; i < alpha.length; i++) bandMask[i] = alpha[i] > 0 && alpha[i] < 0.999 ? 1 : 0;
+}
+
+/** The narrow pass's windows: radius r, sums along x over `rows`, along y at `band`. */
+interface NarrowWindows {
+  w: number;
+  h: number;
+  r: number;
+  rows: Int32Array;
+  band: Int32Array;
+}
+
+/** Window sums along x at the pixels `rows` lists (windows clipped at the photo's borders). */
+function sumAlongX(win: NarrowWindows, src: Float32Array, dst: Float32Array): void {
+  const { w, r, rows } = win;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k];
+    const x = i % w;
+    let acc = 0;
+    for (let q = i - Math.min(r, x), end = i + Math.min(r, w - 1 - x); q <= end; q++) acc += src[q];
+    dst[i] = acc;
+  }
+}
+
+/** Sum along y of the x-sums `hs` at pixel i: the window sum. */
+function sumAlongY(win: NarrowWindows, hs: Float32Array, i: number): number {
+  const { w, h, r } = win;
+  const y = Math.floor(i / w);
+  let acc = 0;
+  for (let q = i - Math.min(r, y) * w, end = i + Math.min(r, h - 1 - y) * w; q <= end; q += w) acc += hs[q];
+  return acc;
+}
+
+/** Pixels of pixel i's window inside the photo (window means are over those). */
+function windowCount(win: NarrowWindows, i: number): number {
+  const { w, h, r } = win;
+  const x = i % w;
+  const y = (i - x) / w;
+  return (Math.min(w - 1, x + r) - Math.max(0, x - r) + 1) * (Math.min(h - 1, y + r) - Math.max(0, y - r) + 1);
+}
+
+function windowMeansAtBand(win: NarrowWindows, hs: Float32Array, mean: Float32Array): void {
+  const { band } = win;
+  for (let k = 0; k < band.length; k++) mean[k] = sumAlongY(win, hs, band[k]) / windowCount(win, band[k]);
+}
+
+/** Bilinear taps from the wide pass's half-resolution grid (lw columns) to the photo. */
+interface WideUpsampling {
+  lw: number;
+  x: { i0: Int32Array; i1: Int32Array; t: Float64Array };
+  y: { i0: Int32Array; i1: Int32Array; t: Float64Array };
+}
+
+/**
+ * At the pixels `near` lists: the wide pass fused (F1 from the upsampled blurred colours bF, bB)
+ * and the narrow pass's weighted inputs fa = F1 alpha, b1a = B (1 - alpha). Row by row, the
+ * upsampling's row terms once per row.
+ */
+function wideFused(
+  near: Int32Array,
+  w: number,
+  h: number,
+  up: WideUpsampling,
+  bF: Float32Array,
+  bB: Float32Array,
+  alpha: Float32Array,
+  Ic: Float32Array,
+  fa: Float32Array,
+  b1a: Float32Array,
+): void {
+  const { lw } = up;
+  const { i0: ux0, i1: ux1, t: utx } = up.x;
+  const { i0: uy0, i1: uy1, t: uty } = up.y;
+  for (let y = 0, k = 0; y < h && k < near.length; y++) {
+    const rowEnd = (y + 1) * w;
+    if (near[k] >= rowEnd) continue;
+    const t0 = uy0[y] * lw;
+    const t1 = uy1[y] * lw;
+    const ty = uty[y];
+    for (; k < near.length && near[k] < rowEnd; k++) {
+      const i = near[k];
+      const x = i - y * w;
+      const a0 = ux0[x];
+      const a1 = ux1[x];
+      const tx = utx[x];
+      const fTop = bF[t0 + a0] + (bF[t0 + a1] - bF[t0 + a0]) * tx;
+      const f = fTop + (bF[t1 + a0] + (bF[t1 + a1] - bF[t1 + a0]) * tx - fTop) * ty;
+      const bTop = bB[t0 + a0] + (bB[t0 + a1] - bB[t0 + a0]) * tx;
+      const b = bTop + (bB[t1 + a0] + (bB[t1 + a1] - bB[t1 + a0]) * tx - bTop) * ty;
+      const a = alpha[i];
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      fa[i] = Math.fround(v) * a;
+      b1a[i] = b * (1 - a);
+    }
+  }
+}
+
+/** The narrow pass at the band: fused colour of channel c, stored (0..255) into `out`. */
+function narrowFused(
+  win: NarrowWindows,
+  alpha: Float32Array,
+  Ic: Float32Array,
+  meanA: Float32Array,
+  hsF: Float32Array,
+  hsB: Float32Array,
+  out: Uint8ClampedArray,
+  c: number,
+): void {
+  const { band } = win;
+  for (let k = 0; k < band.length; k++) {
+    const i = band[k];
+    const a = alpha[i];
+    const count = windowCount(win, i);
+    const f = Math.fround(sumAlongY(win, hsF, i) / count / (meanA[k] + 1e-5));
+    const b = Math.fround(sumAlongY(win, hsB, i) / count / (1 - meanA[k] + 1e-5));
+    let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+    v = v < 0 ? 0 : v > 1 ? 1 : v;
+    out[i * 3 + c] = Math.fround(v) * 255;
+  }
+}
+
 /** out = alpha * fg + (1 - alpha) * background. */
 export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb): RawImage {
-  const n = fg.width * fg.height;
-  const out = new Uint8Array(n * 3);
-  const clamped = new Uint8ClampedArray(out.buffer); // rounds natively
-  const d = fg.data;
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
+  const out = new Uint8Array(fg.width * fg.height * 3);
+  blendInto(fg.data, alpha, background, new Uint8ClampedArray(out.buffer)); // the clamped view rounds natively
+  return { data: out, width: fg.width, height: fg.height, channels: 3 };
+}
+
+function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, clamped: Uint8ClampedArray): void {
+  for (let i = 0, j = 0; i < alpha.length; i++, j += 3) {
     const a = alpha[i];
     clamped[j] = d[j] * a + background[0] * (1 - a);
     clamped[j + 1] = d[j + 1] * a + background[1] * (1 - a);
     clamped[j + 2] = d[j + 2] * a + background[2] * (1 - a);
   }
-  return { data: out, width: fg.width, height: fg.height, channels: 3 };
 }
 
 /** Fills pixels that did not come from the source (crop beyond the image) with the background. */
 export function fillOutside(img: RawImage, inside: Uint8Array, background: Rgb): RawImage {
   const out = new Uint8Array(img.data);
+  fillWhereOutside(out, inside, background);
+  return { ...img, data: out };
+}
+
+function fillWhereOutside(out: Uint8Array, inside: Uint8Array, background: Rgb): void {
   for (let i = 0, j = 0; i < inside.length; i++, j += 3) {
     if (!inside[i]) {
       out[j] = background[0];
@@ -456,5 +593,4 @@ export function fillOutside(img: RawImage, inside: Uint8Array, background: Rgb):
       out[j + 2] = background[2];
     }
   }
-  return { ...img, data: out };
 }

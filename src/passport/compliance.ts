@@ -88,17 +88,30 @@ function round(v: number, digits = 3): number {
   return Math.round(v * f) / f;
 }
 
+// Pixel loops are functions of their own that write their sums into an array (image.ts says why).
+
 function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number; sharpness: number } {
   const x0 = Math.max(1, Math.floor(region.x0));
   const y0 = Math.max(1, Math.floor(region.y0));
   const x1 = Math.min(img.width - 1, Math.ceil(region.x1));
   const y1 = Math.min(img.height - 1, Math.ceil(region.y1));
-  const d = img.data;
-  const w = img.width;
-  const L = (x: number, y: number): number => {
-    const j = (y * w + x) * 3;
-    return luma(d[j], d[j + 1], d[j + 2]);
-  };
+  // luma sum, clipped count, pixel count, Laplacian sum, Laplacian sum of squares
+  const acc = new Float64Array(5);
+  faceSums(img.data, img.width, x0, y0, x1, y1, acc);
+  const [s, clipped, n, lapSum, lapSq] = acc;
+  if (!n) return { meanLuma: 0, clippedShare: 1, sharpness: 0 };
+  const lapMean = lapSum / n;
+  const scale = (img.height / 600) ** 2;
+  return { meanLuma: s / n, clippedShare: clipped / n, sharpness: (lapSq / n - lapMean * lapMean) * scale };
+}
+
+/** Luma of RGB pixel (x, y). */
+function lumaAt(d: Uint8Array, w: number, x: number, y: number): number {
+  const j = (y * w + x) * 3;
+  return luma(d[j], d[j + 1], d[j + 2]);
+}
+
+function faceSums(d: Uint8Array, w: number, x0: number, y0: number, x1: number, y1: number, acc: Float64Array): void {
   let s = 0;
   let clipped = 0;
   let n = 0;
@@ -106,40 +119,55 @@ function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedSh
   let lapSq = 0;
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
-      const v = L(x, y);
+      const v = lumaAt(d, w, x, y);
       s += v;
       if (v >= 250 || v <= 5) clipped++;
-      const lap = L(x - 1, y) + L(x + 1, y) + L(x, y - 1) + L(x, y + 1) - 4 * v;
+      const lap = lumaAt(d, w, x - 1, y) + lumaAt(d, w, x + 1, y) + lumaAt(d, w, x, y - 1) + lumaAt(d, w, x, y + 1) - 4 * v;
       lapSum += lap;
       lapSq += lap * lap;
       n++;
     }
   }
-  if (!n) return { meanLuma: 0, clippedShare: 1, sharpness: 0 };
-  const lapMean = lapSum / n;
-  const scale = (img.height / 600) ** 2;
-  return { meanLuma: s / n, clippedShare: clipped / n, sharpness: (lapSq / n - lapMean * lapMean) * scale };
+  acc[0] = s;
+  acc[1] = clipped;
+  acc[2] = n;
+  acc[3] = lapSum;
+  acc[4] = lapSq;
 }
 
 function backgroundStats(img: RawImage, prob: Float32Array): { share: number; mean: [number, number, number]; std: number } {
-  const d = img.data;
+  // count, R, G, B sums, luma sum, luma sum of squares
+  const acc = new Float64Array(6);
+  backgroundSums(img.data, prob, acc);
+  const [n, r, g, b, ls, lsq] = acc;
+  if (!n) return { share: 0, mean: [0, 0, 0], std: 0 };
+  const m = ls / n;
+  return { share: n / prob.length, mean: [r / n, g / n, b / n], std: Math.sqrt(Math.max(0, lsq / n - m * m)) };
+}
+
+function backgroundSums(d: Uint8Array, prob: Float32Array, acc: Float64Array): void {
   let n = 0;
-  const sum = [0, 0, 0];
+  let r = 0;
+  let g = 0;
+  let b = 0;
   let ls = 0;
   let lsq = 0;
   for (let i = 0, j = 0; i < prob.length; i++, j += 3) {
     if (prob[i] >= COMPLIANCE.BACKGROUND_PROB) continue;
     n++;
-    sum[0] += d[j];
-    sum[1] += d[j + 1];
-    sum[2] += d[j + 2];
+    r += d[j];
+    g += d[j + 1];
+    b += d[j + 2];
     const l = luma(d[j], d[j + 1], d[j + 2]);
     ls += l;
     lsq += l * l;
   }
-  if (!n) return { share: 0, mean: [0, 0, 0], std: 0 };
-  const m = ls / n;
-  return { share: n / prob.length, mean: [sum[0] / n, sum[1] / n, sum[2] / n], std: Math.sqrt(Math.max(0, lsq / n - m * m)) };
+  acc[0] = n;
+  acc[1] = r;
+  acc[2] = g;
+  acc[3] = b;
+  acc[4] = ls;
+  acc[5] = lsq;
 }
 
 function hex(c: readonly number[]): string {

@@ -65,7 +65,16 @@ function percentile(hist: Uint32Array, total: number, q: number): number {
   return 255;
 }
 
+// Pixel loops are functions of their own that write into arrays they are given (image.ts says why).
+
 function meanLuma(img: RawImage, region: Region): number {
+  const acc = new Float64Array(2);
+  sumLuma(img, region, acc);
+  return acc[1] ? acc[0] / acc[1] : 128;
+}
+
+/** acc[0] += luma over the region, acc[1] += its pixel count. */
+function sumLuma(img: RawImage, region: Region, acc: Float64Array): void {
   let s = 0;
   let n = 0;
   const d = img.data;
@@ -76,7 +85,8 @@ function meanLuma(img: RawImage, region: Region): number {
       n++;
     }
   }
-  return n ? s / n : 128;
+  acc[0] += s;
+  acc[1] += n;
 }
 
 /**
@@ -84,31 +94,14 @@ function meanLuma(img: RawImage, region: Region): number {
  * levels are measured on; `face` is the inner face region (output pixels).
  */
 export function planEnhancement(img: RawImage, weight: Float32Array | null, face: Region): EnhanceParams {
-  const d = img.data;
   const n = img.width * img.height;
   const histMin = new Uint32Array(256);
   const histMax = new Uint32Array(256);
-  let counted = 0;
-  let neutral = 0;
-  const sums = [0, 0, 0];
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
-    const r = d[j];
-    const g = d[j + 1];
-    const b = d[j + 2];
-    const mx = Math.max(r, g, b);
-    const mn = Math.min(r, g, b);
-    if (!weight || weight[i] >= 0.5) {
-      histMin[mn]++;
-      histMax[mx]++;
-      counted++;
-    }
-    if (mx - mn < ENHANCE.WB_MAX_CHROMA && mx < 250 && mn > 30) {
-      neutral++;
-      sums[0] += r;
-      sums[1] += g;
-      sums[2] += b;
-    }
-  }
+  // counted, neutral, then the neutral pixels' R, G and B sums
+  const stats = new Float64Array(5);
+  levelStats(img.data, n, weight, histMin, histMax, stats);
+  const [counted, neutral] = stats;
+  const sums = [stats[2], stats[3], stats[4]];
   let blackPoint = 0;
   let whitePoint = 255;
   if (counted > 100) {
@@ -142,6 +135,41 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
   return params;
 }
 
+/**
+ * Histograms of the per-pixel min and max channel over the weighted pixels (weight >= 0.5, or all),
+ * and the count and channel sums of near-neutral pixels: stats = [counted, neutral, R, G, B].
+ */
+function levelStats(d: Uint8Array, n: number, weight: Float32Array | null, histMin: Uint32Array, histMax: Uint32Array, stats: Float64Array): void {
+  let counted = 0;
+  let neutral = 0;
+  let sr = 0;
+  let sg = 0;
+  let sb = 0;
+  for (let i = 0, j = 0; i < n; i++, j += 3) {
+    const r = d[j];
+    const g = d[j + 1];
+    const b = d[j + 2];
+    const mx = Math.max(r, g, b);
+    const mn = Math.min(r, g, b);
+    if (!weight || weight[i] >= 0.5) {
+      histMin[mn]++;
+      histMax[mx]++;
+      counted++;
+    }
+    if (mx - mn < ENHANCE.WB_MAX_CHROMA && mx < 250 && mn > 30) {
+      neutral++;
+      sr += r;
+      sg += g;
+      sb += b;
+    }
+  }
+  stats[0] = counted;
+  stats[1] = neutral;
+  stats[2] = sr;
+  stats[3] = sg;
+  stats[4] = sb;
+}
+
 /** Per-channel lookup tables: white balance gain, then levels, then gamma. */
 export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint8Array] {
   const luts: Uint8Array[] = [];
@@ -161,18 +189,21 @@ export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint
 export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region, measure = true): RawImage {
   const [lr, lg, lb] = enhancementLuts(p);
   const out = new Uint8Array(img.data.length);
-  const d = img.data;
-  for (let j = 0; j < d.length; j += 3) {
-    out[j] = lr[d[j]];
-    out[j + 1] = lg[d[j + 1]];
-    out[j + 2] = lb[d[j + 2]];
-  }
+  applyLuts(img.data, out, lr, lg, lb);
   const result: RawImage = { data: out, width: img.width, height: img.height, channels: 3 };
   if (measure) {
     p.faceLumaAfter = meanLuma(result, face);
     p.changes = describeEnhancement(p);
   }
   return result;
+}
+
+function applyLuts(d: Uint8Array, out: Uint8Array, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array): void {
+  for (let j = 0; j < d.length; j += 3) {
+    out[j] = lr[d[j]];
+    out[j + 1] = lg[d[j + 1]];
+    out[j + 2] = lb[d[j + 2]];
+  }
 }
 
 /** The corrections in words, for the report. */
@@ -196,18 +227,35 @@ export function describeEnhancement(p: EnhanceParams): string[] {
  */
 export function sharpenLuma(img: RawImage): RawImage {
   const { width: w, height: h, data } = img;
-  const { sigma, m1, m2, x1, y2, y3 } = ENHANCE.SHARPEN;
+  const { sigma } = ENHANCE.SHARPEN;
   const n = w * h;
   const g1 = Math.exp(-1 / (2 * sigma * sigma));
   const g2 = Math.exp(-4 / (2 * sigma * sigma));
   const norm = 1 + 2 * g1 + 2 * g2;
-  const k0 = 1 / norm;
-  const k1 = g1 / norm;
-  const k2 = g2 / norm;
+  const k = new Float64Array([1 / norm, g1 / norm, g2 / norm]);
   const y = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = luma(data[j], data[j + 1], data[j + 2]);
-  const at = (v: number, len: number) => (v < 0 ? 0 : v >= len ? len - 1 : v);
+  lumaPlane(data, y);
   const tmp = new Float32Array(n);
+  gaussRows(y, w, h, k, tmp);
+  const out = new Uint8Array(data.length);
+  sharpenInto(data, y, tmp, w, h, k, out);
+  return { data: out, width: w, height: h, channels: 3 };
+}
+
+/** v clamped to 0..len - 1 (edges extended). */
+function clampIndex(v: number, len: number): number {
+  return v < 0 ? 0 : v >= len ? len - 1 : v;
+}
+
+function lumaPlane(data: Uint8Array, y: Float32Array): void {
+  for (let i = 0, j = 0; i < y.length; i++, j += 3) y[i] = luma(data[j], data[j + 1], data[j + 2]);
+}
+
+/** The 5-tap Gaussian (k = centre, first, second tap) along the rows of y into tmp. */
+function gaussRows(y: Float32Array, w: number, h: number, k: Float64Array, tmp: Float32Array): void {
+  const k0 = k[0];
+  const k1 = k[1];
+  const k2 = k[2];
   for (let row = 0; row < h; row++) {
     const o = row * w;
     for (let x = 0; x < w; x++) {
@@ -215,21 +263,28 @@ export function sharpenLuma(img: RawImage): RawImage {
         const i = o + x;
         tmp[i] = k0 * y[i] + k1 * (y[i - 1] + y[i + 1]) + k2 * (y[i - 2] + y[i + 2]);
       } else {
-        tmp[o + x] = k0 * y[o + x] + k1 * (y[o + at(x - 1, w)] + y[o + at(x + 1, w)]) + k2 * (y[o + at(x - 2, w)] + y[o + at(x + 2, w)]);
+        tmp[o + x] = k0 * y[o + x] + k1 * (y[o + clampIndex(x - 1, w)] + y[o + clampIndex(x + 1, w)]) + k2 * (y[o + clampIndex(x - 2, w)] + y[o + clampIndex(x + 2, w)]);
       }
     }
   }
-  const out = new Uint8Array(data.length);
+}
+
+/** The Gaussian along the columns of tmp, the detail curve, and the change added to each channel. */
+function sharpenInto(data: Uint8Array, y: Float32Array, tmp: Float32Array, w: number, h: number, k: Float64Array, out: Uint8Array): void {
+  const { m1, m2, x1, y2, y3 } = ENHANCE.SHARPEN;
+  const k0 = k[0];
+  const k1 = k[1];
+  const k2 = k[2];
   // Stores through a clamped view round and clamp to 0..255 natively (a third of this loop's
   // time when done with comparisons and Math.round).
-  const clamped = new Uint8ClampedArray(out.buffer);
+  const clamped = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length);
   const flatEnd = m1 * x1;
   for (let row = 0; row < h; row++) {
     const o = row * w;
-    const a1 = at(row - 1, h) * w;
-    const b1 = at(row + 1, h) * w;
-    const a2 = at(row - 2, h) * w;
-    const b2 = at(row + 2, h) * w;
+    const a1 = clampIndex(row - 1, h) * w;
+    const b1 = clampIndex(row + 1, h) * w;
+    const a2 = clampIndex(row - 2, h) * w;
+    const b2 = clampIndex(row + 2, h) * w;
     for (let x = 0; x < w; x++) {
       const i = o + x;
       const d = y[i] - (k0 * tmp[i] + k1 * (tmp[a1 + x] + tmp[b1 + x]) + k2 * (tmp[a2 + x] + tmp[b2 + x]));
@@ -241,5 +296,4 @@ export function sharpenLuma(img: RawImage): RawImage {
       clamped[j + 2] = data[j + 2] + c;
     }
   }
-  return { data: out, width: w, height: h, channels: 3 };
 }

@@ -75,6 +75,11 @@ function pixels(img: RawImage, r: Rect): { l: number[]; chroma: number[] } {
   const y0 = Math.max(0, Math.floor(r.y0));
   const x1 = Math.min(img.width, Math.ceil(r.x1));
   const y1 = Math.min(img.height, Math.ceil(r.y1));
+  collectPixels(img, x0, y0, x1, y1, l, chroma);
+  return { l, chroma };
+}
+
+function collectPixels(img: RawImage, x0: number, y0: number, x1: number, y1: number, l: number[], chroma: number[]): void {
   const c = img.channels;
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
@@ -86,7 +91,6 @@ function pixels(img: RawImage, r: Rect): { l: number[]; chroma: number[] } {
       chroma.push(Math.max(R, G, B) - Math.min(R, G, B));
     }
   }
-  return { l, chroma };
 }
 
 function mean(v: number[]): number {

@@ -200,6 +200,13 @@ export interface CrownEstimate {
   reason?: string;
 }
 
+/** Mask values >= 0.5 in data[from..to]. */
+function maskedInRow(data: Float32Array, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i <= to; i++) if (data[i] >= 0.5) n++;
+  return n;
+}
+
 /**
  * Crown = top of the person mask within the face's column band, walking up from the eye line
  * while rows stay covered (so detached blobs above the head are ignored). Falls back to the box
@@ -213,12 +220,7 @@ export function crownFromMask(face: FaceInFrame, mask: FrameMask | null): CrownE
   const c1 = Math.min(width - 1, Math.ceil((face.centerA + CROWN_BAND_HALF_WIDTH * face.boxWidth - a0) / step));
   if (c1 <= c0) return fallback('face band outside the mask');
   const need = Math.max(2, CROWN_ROW_COVERAGE * (c1 - c0 + 1));
-  const covered = (r: number): boolean => {
-    let n = 0;
-    const row = r * width;
-    for (let c = c0; c <= c1; c++) if (data[row + c] >= 0.5) n++;
-    return n >= need;
-  };
+  const covered = (r: number): boolean => maskedInRow(data, r * width + c0, r * width + c1) >= need;
   const eyeRow = Math.min(height - 1, Math.max(0, Math.round((0 - b0) / step)));
   if (!covered(eyeRow)) return fallback('mask does not cover the eyes');
   let r = eyeRow;

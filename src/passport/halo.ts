@@ -112,10 +112,7 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
   return { share: ring ? halo / ring : 0, ringPixels: ring };
 }
 
-/**
- * counts[0] = ring pixels, counts[1] = halo pixels among them. The loop is a function of its own
- * that returns nothing: V8 otherwise recompiled the whole measure for its last line every photo.
- */
+/** counts[0] = ring pixels, counts[1] = halo pixels among them (a loop of its own: image.ts says why). */
 function countRing(t: Int32Array, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, counts: Int32Array): void {
   const { width: w, height: h } = output;
   const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));

@@ -2,7 +2,7 @@
 // background replacement -> mild enhancement -> JPEG within the kB limits -> compliance report
 // (-> optional print sheet). Pure library: no HTTP, no queue. Models load once per process.
 import sharp from 'sharp';
-import { compositeOnBackground, estimateForeground, fillOutside, refineMask } from './background.js';
+import { compositeOnBackground, estimateForeground, fillOutside, refineMask, zeroOutside } from './background.js';
 import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck } from './compliance.js';
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
@@ -377,7 +377,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     dvx: 0,
     dvy: 1 / (plan.scale * step),
   }, W, H);
-  zeroOutside(probOut, rendered.inside);
+  zeroOutside(probOut, rendered.inside); // a loop of its own, not in this large async function (image.ts says why)
   timer.lap('render');
 
   // 6. background
@@ -685,11 +685,3 @@ async function fullSizeRegion(
   };
 }
 
-/**
- * values[i] = 0 where !inside[i]. Pixel loops live in small functions, not in runPipeline: V8
- * optimizes a loop of this large async function by on-stack replacement, which its other code
- * paths then deoptimize, once per photo (25-40 ms a photo of interpreted loop and recompiles).
- */
-function zeroOutside(values: Float32Array, inside: Uint8Array): void {
-  for (let i = 0; i < values.length; i++) if (!inside[i]) values[i] = 0;
-}
