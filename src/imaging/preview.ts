@@ -56,6 +56,16 @@ async function lqipOf(image: Sharp): Promise<string> {
 export function dominantColour(rgba: Uint8Array): string {
   const count = new Uint32Array(4096);
   const sum = new Float64Array(4096 * 3);
+  colourHistogram(rgba, count, sum);
+  const best = fullestBin(count);
+  if (count[best] === 0) return '#000000';
+  return `#${[0, 1, 2].map((c) => hex(sum[best * 3 + c] / count[best])).join('')}`;
+}
+
+// The loops are functions of their own that write into arrays they are given (V8 recompiled a
+// function at each upload when its code after a long loop built the result: src/passport/image.ts).
+
+function colourHistogram(rgba: Uint8Array, count: Uint32Array, sum: Float64Array): void {
   for (let i = 0; i < rgba.length; i += 4) {
     if (rgba[i + 3] < 128) continue;
     const bin = ((rgba[i] >> 4) << 8) | ((rgba[i + 1] >> 4) << 4) | (rgba[i + 2] >> 4);
@@ -64,10 +74,12 @@ export function dominantColour(rgba: Uint8Array): string {
     sum[bin * 3 + 1] += rgba[i + 1];
     sum[bin * 3 + 2] += rgba[i + 2];
   }
+}
+
+function fullestBin(count: Uint32Array): number {
   let best = 0;
-  for (let b = 1; b < 4096; b++) if (count[b] > count[best]) best = b;
-  if (count[best] === 0) return '#000000';
-  return `#${[0, 1, 2].map((c) => hex(sum[best * 3 + c] / count[best])).join('')}`;
+  for (let b = 1; b < count.length; b++) if (count[b] > count[best]) best = b;
+  return best;
 }
 
 /**
@@ -81,6 +93,11 @@ export function reduceRgba(data: Uint8Array, width: number, height: number, maxS
   const w = Math.max(1, Math.round(width / s));
   const h = Math.max(1, Math.round(height / s));
   const out = new Uint8Array(w * h * 4);
+  areaAverage(data, width, height, out, w, h);
+  return { data: out, width: w, height: h };
+}
+
+function areaAverage(data: Uint8Array, width: number, height: number, out: Uint8Array, w: number, h: number): void {
   for (let y = 0; y < h; y++) {
     const y0 = Math.floor((y * height) / h);
     const y1 = Math.max(y0 + 1, Math.floor(((y + 1) * height) / h));
@@ -107,7 +124,6 @@ export function reduceRgba(data: Uint8Array, width: number, height: number, maxS
       out[o + 3] = Math.round(a / n);
     }
   }
-  return { data: out, width: w, height: h };
 }
 
 /** `frames`: as the upload inspection counted them. */
