@@ -189,43 +189,56 @@ function decidedCells(low: LowCoefficients, lo: number, hi: number): Uint8Array 
   return out;
 }
 
+interface TightenInput {
+  low: LowCoefficients;
+  /** The full-resolution guide (0..1 planes). */
+  I: [Float32Array, Float32Array, Float32Array];
+  w: number;
+  h: number;
+  /** The tightening ramp. */
+  lo: number;
+  hi: number;
+  inside: Uint8Array | undefined;
+}
+
 /**
  * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
  * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`. q is evaluated only where
  * decidedCells cannot tell t (the soft edge); elsewhere t is 0 or 1 as evaluation would give. The
  * four coefficient planes are interpolated two source rows at a time.
  */
-function combineTightened(
-  low: LowCoefficients,
-  I: [Float32Array, Float32Array, Float32Array],
-  w: number,
-  h: number,
-  lo: number,
-  hi: number,
-  inside: Uint8Array | undefined,
-  skipDecided: boolean,
-): Float32Array {
-  const { planes: coefficients, width: lw, height: lh } = low;
-  const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(lw * lh).fill(UNDECIDED);
-  const taps = upsampleTaps(w, lw);
-  // Horizontally interpolated source rows, two slots (by row parity), four planes each.
-  const slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
-  const slotRow = new Int32Array([-1, -1]);
+function combineTightened(input: TightenInput, skipDecided: boolean): Float32Array {
+  const { low, w, h, lo, hi } = input;
+  const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(low.width * low.height).fill(UNDECIDED);
   const t = new Float32Array(w * h);
-  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, lh);
-  tightenRows(coefficients, lw, decided, taps, ya, yb, yt, slots, slotRow, I, w, h, lo, hi, inside, t);
+  tightenRows(input, decided, new CoefficientRows(low, w), t);
   return t;
 }
 
-/** Horizontally interpolated coefficient row ry (four planes) in its slot, computed once. */
-function rowOf(coefficients: Float32Array[], lw: number, taps: { i0: Int32Array; i1: Int32Array; t: Float64Array }, slots: Float64Array[], slotRow: Int32Array, ry: number): Float64Array {
-  const k = ry & 1;
-  const buf = slots[k];
-  if (slotRow[k] !== ry) {
-    interpolateRow(coefficients, ry * lw, taps.i0, taps.i1, taps.t, buf);
-    slotRow[k] = ry;
+/** The coefficient planes interpolated along x to the photo's width, two rows kept (by row parity). */
+class CoefficientRows {
+  readonly taps: { i0: Int32Array; i1: Int32Array; t: Float64Array };
+  private readonly slots: Float64Array[];
+  private readonly slotRow = new Int32Array([-1, -1]);
+
+  constructor(
+    private readonly low: LowCoefficients,
+    w: number,
+  ) {
+    this.taps = upsampleTaps(w, low.width);
+    this.slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
   }
-  return buf;
+
+  /** Row ry's four planes, side by side, computed once. */
+  row(ry: number): Float64Array {
+    const k = ry & 1;
+    const buf = this.slots[k];
+    if (this.slotRow[k] !== ry) {
+      interpolateRow(this.low.planes, ry * this.low.width, this.taps.i0, this.taps.i1, this.taps.t, buf);
+      this.slotRow[k] = ry;
+    }
+    return buf;
+  }
 }
 
 function interpolateRow(coefficients: Float32Array[], r: number, xa: Int32Array, xb: Int32Array, xt: Float64Array, buf: Float64Array): void {
@@ -237,26 +250,12 @@ function interpolateRow(coefficients: Float32Array[], r: number, xa: Int32Array,
   }
 }
 
-function tightenRows(
-  coefficients: Float32Array[],
-  lw: number,
-  decided: Uint8Array,
-  taps: { i0: Int32Array; i1: Int32Array; t: Float64Array },
-  ya: Int32Array,
-  yb: Int32Array,
-  yt: Float64Array,
-  slots: Float64Array[],
-  slotRow: Int32Array,
-  I: [Float32Array, Float32Array, Float32Array],
-  w: number,
-  h: number,
-  lo: number,
-  hi: number,
-  inside: Uint8Array | undefined,
-  t: Float32Array,
-): void {
-  const xa = taps.i0;
-  const xb = taps.i1;
+function tightenRows(input: TightenInput, decided: Uint8Array, rows: CoefficientRows, t: Float32Array): void {
+  const { I, w, h, lo, hi, inside } = input;
+  const lw = input.low.width;
+  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, input.low.height);
+  const xa = rows.taps.i0;
+  const xb = rows.taps.i1;
   const [R, G, B] = I;
   const f = Math.fround;
   const span = hi - lo;
@@ -284,8 +283,8 @@ function tightenRows(
         t[i] = c;
         continue;
       }
-      tp ??= rowOf(coefficients, lw, taps, slots, slotRow, ya[y]);
-      bt ??= rowOf(coefficients, lw, taps, slots, slotRow, yb[y]);
+      tp ??= rows.row(ya[y]);
+      bt ??= rows.row(yb[y]);
       const vR = f(tp[x] + (bt[x] - tp[x]) * ty);
       const vG = f(tp[w + x] + (bt[w + x] - tp[w + x]) * ty);
       const vB = f(tp[2 * w + x] + (bt[2 * w + x] - tp[2 * w + x]) * ty);
@@ -307,7 +306,7 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   const I = planes(rgb);
   const low = guidedFilterCoefficients(I, prob, w, h, r, MASK_REFINEMENT.guidedEps);
   // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
-  const t = combineTightened(low, I, w, h, MASK_REFINEMENT.tightenLow, MASK_REFINEMENT.tightenHigh, inside, options.skipDecided ?? true);
+  const t = combineTightened({ low, I, w, h, lo: MASK_REFINEMENT.tightenLow, hi: MASK_REFINEMENT.tightenHigh, inside }, options.skipDecided ?? true);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
   if (inside) zeroOutside(alpha, inside);
   return alpha;

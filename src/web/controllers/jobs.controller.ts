@@ -3,6 +3,7 @@
 import type { Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
 import { decodeFailure } from '../../jobs/job-failure.js';
+import { settledJob } from '../../jobs/settled-job.js';
 import type { TransformResult, UploadFinalizeJobData, UploadFinalizeResult } from '../../jobs/job-types.js';
 import { QUEUE_NAMES, type QueueName } from '../../jobs/queue-names.js';
 import { currentUser } from '../middleware/auth.js';
@@ -16,10 +17,13 @@ export function jobStatusController(deps: WebDeps) {
     const user = currentUser(res);
     const id = String(req.params.id);
     const queue = QUEUE_BY_PREFIX[id.split('-')[0]];
-    const job = queue && /^[\w-]{1,80}$/.test(id) ? await deps.jobs.getJob(queue, id) : undefined;
+    const read = queue && /^[\w-]{1,80}$/.test(id) ? await deps.jobs.getJob(queue, id) : undefined;
+    const notFound = new ServiceError('not_found', 'Job not found (finished jobs are kept for an hour)');
     // Someone else's job and a missing one look the same.
-    if (!job || (job.data as { userId?: string }).userId !== user.userId) throw new ServiceError('not_found', 'Job not found (finished jobs are kept for an hour)');
-    const state = await job.getState();
+    if (!read || (read.data as { userId?: string }).userId !== user.userId) throw notFound;
+    const settled = await settledJob(read, () => deps.jobs.getJob(queue, id));
+    if (!settled) throw notFound;
+    const { job, state } = settled;
     res.setHeader('Cache-Control', 'no-store');
     if (state === 'completed') {
       const result =
