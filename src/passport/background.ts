@@ -78,22 +78,21 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
   const pl = downsample2(p, w, h).data;
   const ln = lw * lh;
   const rl = Math.max(1, Math.round(r / 2));
-  const prod = product;
   const tmp = new Float32Array(ln);
   const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
   const mR = box(Ir);
   const mG = box(Ig);
   const mB = box(Ib);
   const mP = box(pl);
-  const mRP = box(prod(Ir, pl));
-  const mGP = box(prod(Ig, pl));
-  const mBP = box(prod(Ib, pl));
-  const vRR = box(prod(Ir, Ir));
-  const vRG = box(prod(Ir, Ig));
-  const vRB = box(prod(Ir, Ib));
-  const vGG = box(prod(Ig, Ig));
-  const vGB = box(prod(Ig, Ib));
-  const vBB = box(prod(Ib, Ib));
+  const mRP = box(product(Ir, pl));
+  const mGP = box(product(Ig, pl));
+  const mBP = box(product(Ib, pl));
+  const vRR = box(product(Ir, Ir));
+  const vRG = box(product(Ir, Ig));
+  const vRB = box(product(Ir, Ib));
+  const vGG = box(product(Ig, Ig));
+  const vGB = box(product(Ig, Ib));
+  const vBB = box(product(Ib, Ib));
   const aR = new Float32Array(ln);
   const aG = new Float32Array(ln);
   const aB = new Float32Array(ln);
@@ -145,12 +144,18 @@ interface LowCoefficients {
   height: number;
 }
 
+interface UpsampleTaps {
+  i0: Int32Array;
+  i1: Int32Array;
+  t: Float64Array;
+}
+
 /**
  * Bilinear taps from downsample2's half-resolution grid back to full resolution along one axis:
  * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
  * t[k] on the second.
  */
-function upsampleTaps(length: number, lowLength: number): { i0: Int32Array; i1: Int32Array; t: Float64Array } {
+function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
   const i0 = new Int32Array(length);
   const i1 = new Int32Array(length);
   const t = new Float64Array(length);
@@ -217,7 +222,7 @@ function combineTightened(input: TightenInput, skipDecided: boolean): Float32Arr
 
 /** The coefficient planes interpolated along x to the photo's width, two rows kept (by row parity). */
 class CoefficientRows {
-  readonly taps: { i0: Int32Array; i1: Int32Array; t: Float64Array };
+  readonly taps: UpsampleTaps;
   private readonly slots: Float64Array[];
   private readonly slotRow = new Int32Array([-1, -1]);
 
@@ -488,8 +493,8 @@ function windowMeansAtBand(win: NarrowWindows, hs: Float32Array, mean: Float32Ar
 /** Bilinear taps from the wide pass's half-resolution grid (lw columns) to the photo. */
 interface WideUpsampling {
   lw: number;
-  x: { i0: Int32Array; i1: Int32Array; t: Float64Array };
-  y: { i0: Int32Array; i1: Int32Array; t: Float64Array };
+  x: UpsampleTaps;
+  y: UpsampleTaps;
 }
 
 /**

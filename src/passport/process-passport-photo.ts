@@ -684,4 +684,3 @@ async function fullSizeRegion(
     map: { ox: (full.ox - region.left) * sx, oy: (full.oy - region.top) * sy, dux: full.dux * sx, duy: full.duy * sy, dvx: full.dvx * sx, dvy: full.dvy * sy },
   };
 }
-
