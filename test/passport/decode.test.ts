@@ -1,6 +1,9 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
-import { decodeInput, SHRINK_ON_LOAD_MIN_SIDE, WORKING_MIN_SIDE } from '../../src/passport/image.js';
+import { dctScale, decodeInput, SHRINK_ON_LOAD_MIN_SIDE, WORKING_MIN_SIDE } from '../../src/passport/image.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { measureFace, PORTRAITS, readCorpus } from './helpers.js';
 
@@ -52,6 +55,86 @@ describe('passport decode of large JPEGs', function () {
       }
     });
   }
+
+  it('dctScale: the largest of 1/8, 1/4, 1/2 that does not reduce further than asked and divides the stored size', () => {
+    expect(dctScale(1.9, 3200, 2400)).to.equal(1);
+    expect(dctScale(2.25, 3200, 2400)).to.equal(2);
+    expect(dctScale(4.5, 3200, 2400)).to.equal(4);
+    expect(dctScale(9, 3200, 2400)).to.equal(8);
+    expect(dctScale(9, 3004, 2400)).to.equal(4);
+    expect(dctScale(2.25, 3001, 2400)).to.equal(1);
+  });
+
+  // Soft-edged blocks on gradients: a rectangle one pixel off, or turned the wrong way, differs
+  // by tens of levels along every block edge; the two reductions themselves differ by about 1 level.
+  async function blocksJpeg(orientation: number): Promise<Buffer> {
+    const w = 3200;
+    const h = 2400;
+    const raw = Buffer.alloc(w * h * 3);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const o = (y * w + x) * 3;
+        raw[o] = Math.floor((x / w) * 255);
+        raw[o + 1] = Math.floor((y / h) * 255);
+        raw[o + 2] = ((x >> 6) + (y >> 6)) & 1 ? 200 : 40;
+      }
+    }
+    const jpeg = await sharp(raw, { raw: { width: w, height: h, channels: 3 } }).blur(2).jpeg({ quality: 95 }).toBuffer();
+    return sharp(jpeg).withMetadata({ orientation }).toBuffer();
+  }
+
+  for (let orientation = 1; orientation <= 8; orientation++) {
+    it(`EXIF orientation ${orientation}: a reduced region decoded DCT-scaled matches the same rectangle of the whole oriented image reduced by lanczos`, async () => {
+      const jpeg = await blocksJpeg(orientation);
+      const decoded = await decodeInput(jpeg, WHITE, true);
+      const whole = await sharp(jpeg).autoOrient().raw().toBuffer({ resolveWithObject: true });
+      const b = { left: 411, top: 257, right: 411 + 1333, bottom: 257 + 919 };
+      for (const [reduce, scale] of [[2.25, 2], [4.5, 4]]) {
+        const region = await decoded.region(b, reduce);
+        // Widened to whole scaled pixels: it starts on a multiple of the scale and covers the rectangle.
+        expect(region.left % scale, `left at reduce ${reduce}`).to.equal(0);
+        expect(region.top % scale, `top at reduce ${reduce}`).to.equal(0);
+        const coverWidth = Math.round(region.image.width / region.scaleX);
+        const coverHeight = Math.round(region.image.height / region.scaleY);
+        expect(region.left).to.be.within(b.left - scale + 1, b.left);
+        expect(region.top).to.be.within(b.top - scale + 1, b.top);
+        expect(region.left + coverWidth).to.be.within(b.right, b.right + scale - 1);
+        expect(region.top + coverHeight).to.be.within(b.bottom, b.bottom + scale - 1);
+        expect(region.image.width).to.equal(Math.round(coverWidth / reduce));
+        expect(region.image.height).to.equal(Math.round(coverHeight / reduce));
+        const expected = await sharp(whole.data, { raw: whole.info })
+          .extract({ left: region.left, top: region.top, width: coverWidth, height: coverHeight })
+          .resize(region.image.width, region.image.height, { fit: 'fill', kernel: 'lanczos3' })
+          .raw()
+          .toBuffer();
+        let sum = 0;
+        for (let i = 0; i < expected.length; i++) sum += Math.abs(expected[i] - region.image.data[i]);
+        expect(sum / expected.length, `mean difference at reduce ${reduce}`).to.be.below(1.5);
+      }
+    });
+  }
+
+  it('a reduced region is decoded at full size when no temporary copy can be written, and no copy is left behind', async () => {
+    const jpeg = await blocksJpeg(6);
+    const decoded = await decodeInput(jpeg, WHITE, true);
+    const b = { left: 411, top: 257, right: 411 + 1333, bottom: 257 + 919 };
+    const leftovers = (): string[] => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('pictor-region-'));
+    const before = leftovers();
+    const scaled = await decoded.region(b, 2.25);
+    expect(leftovers()).to.deep.equal(before);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = path.join(os.tmpdir(), 'pictor-no-such-directory', 'x');
+    try {
+      const full = await decoded.region(b, 2.25);
+      // Not widened: the full-size path covers exactly the rectangle asked for.
+      expect([full.left, full.top, Math.round(full.image.width / full.scaleX)]).to.deep.equal([b.left, b.top, b.right - b.left]);
+      expect(full.image.width).to.equal(Math.round((b.right - b.left) / 2.25));
+      expect(scaled.left).to.not.equal(full.left);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
 
   it('a 12 MP phone photo stored sideways: rendered from the full-size pixels, same geometry as the portrait itself', async () => {
     const portrait = PORTRAITS[0];
