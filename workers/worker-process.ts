@@ -149,6 +149,9 @@ export class WorkerProcess {
     const mod = await import('./processors/passport.processor.js');
     // Models load once per process, before the first job (not during a caller's wait).
     const runtime = await import('../src/passport/mediapipe/runtime.js');
+    // Temporary input copies of passport workers killed during a decode (src/passport/temp-copy.ts).
+    const swept = await (await import('../src/passport/temp-copy.js')).sweepStaleTempCopies();
+    if (swept > 0) this.log.info({ files: swept }, 'removed temporary copies left by killed passport workers');
     const started = performance.now();
     await runtime.warmUp();
     this.closePassportModels = runtime.closeModels;

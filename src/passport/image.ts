@@ -6,12 +6,9 @@
 // type feedback yet, so it was deoptimized and recompiled, and again at every photo: a function
 // is called once per photo here. Split this way, the 12 MP bench's compiler time fell from ~190
 // to ~100 ms per photo, on the same two cores the photo is processed on.
-import { randomUUID } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PassportInputError } from './errors.js';
+import { withTempCopy } from './temp-copy.js';
 
 /** Interleaved 8-bit pixels, row-major, no padding. */
 export interface RawImage {
@@ -142,23 +139,13 @@ async function regionAtDctScale(input: Buffer, s: number, rect: Rect, reduce: nu
   const top = Math.floor(rect.top / s);
   const scaled: Rect = { left, top, width: Math.ceil((rect.left + rect.width) / s) - left, height: Math.ceil((rect.top + rect.height) / s) - top };
   const cover: Rect = { left: left * s, top: top * s, width: scaled.width * s, height: scaled.height * s };
-  const file = path.join(tmpdir(), `pictor-region-${randomUUID()}.jpg`);
-  try {
-    await writeFile(file, input);
-  } catch {
-    // No room for the copy (or no temporary directory): the full-size decode needs none.
-    await rm(file, { force: true }).catch(() => undefined);
-    return null;
-  }
-  try {
+  return withTempCopy(input, 'jpg', async (file) => {
     let p = open(`${file}[shrink=${s}]`).extract(storedRegion(scaled, orientation, storedWidth / s, storedHeight / s)).autoOrient();
     const width = Math.max(2, Math.round(cover.width / reduce));
     const height = Math.max(2, Math.round(cover.height / reduce));
     if (width !== scaled.width || height !== scaled.height) p = p.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
     return { ...(await finish(p)), ...cover };
-  } finally {
-    await rm(file, { force: true }).catch(() => undefined);
-  }
+  });
 }
 
 /**
