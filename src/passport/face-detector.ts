@@ -210,8 +210,6 @@ async function detectOnCrop(rgb: RawImage, centre: Point, side: number, angleDeg
 export interface RefineGrid {
   scales: readonly number[];
   angles: readonly number[];
-  /** Skip the axis-aligned first crop: take centre, size and roll from `face` (already accurate). */
-  skipFirst?: boolean;
 }
 
 export const REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: REFINE_ANGLES };
@@ -227,7 +225,7 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
   }
   const rgb = src.channels === 3 ? src : dropAlpha(src);
   const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
-  const first = grid.skipFirst ? face : await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
+  const first = await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
   if (!first) return { face, refined: false };
   const roll = rollDegrees(first.keypoints);
   const results: DetectedFace[] = [];
