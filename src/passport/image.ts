@@ -65,6 +65,12 @@ export interface PixelBounds {
 export const SHRINK_ON_LOAD_MIN_SIDE = 3000;
 /** The reduced working copy keeps a long side of at least this (the models see <= 256 px of it). */
 export const WORKING_MIN_SIDE = 760;
+/**
+ * The working copy when faces are small (or none is found) in the reduced one: half size, decoded
+ * at libjpeg's 1/2 DCT scale (a 12 MP photo: 2016 x 1512, where the tile pass finds faces whose
+ * box is ~75 px; at 806 px none under ~50-130 px were found).
+ */
+export const LARGE_WORKING_SHRINK = 2;
 
 /**
  * The resize factor for the working copy. sharp decodes a JPEG at 1/s (s = 2, 4, 8) when the
@@ -150,10 +156,11 @@ async function regionAtDctScale(input: Buffer, s: number, rect: Rect, reduce: nu
 
 /**
  * Decodes any sharp-supported input to sRGB RGB. Undecodable or oversized inputs are
- * PassportInputErrors. With `allowShrink`, a large JPEG's working copy is decoded reduced and
- * `region` decodes only the rectangle it is asked for (at full size, or DCT-scaled when reduced).
+ * PassportInputErrors. With `allowShrink`, a large JPEG's working copy is decoded reduced (by
+ * `workingFactor` when given, else workingShrink's) and `region` decodes only the rectangle it is
+ * asked for (at full size, or DCT-scaled when reduced).
  */
-export async function decodeInput(input: Buffer, background: Rgb, allowShrink = false): Promise<DecodedInput> {
+export async function decodeInput(input: Buffer, background: Rgb, allowShrink = false, workingFactor?: number): Promise<DecodedInput> {
   let meta: Metadata;
   try {
     // Header only: the pixel limit is checked below so that the error says so.
@@ -169,7 +176,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
   const originalWidth = swap ? meta.height : meta.width;
   const originalHeight = swap ? meta.width : meta.height;
   const longSide = Math.max(originalWidth, originalHeight);
-  const factor = allowShrink && meta.format === 'jpeg' && longSide >= SHRINK_ON_LOAD_MIN_SIDE ? workingShrink(longSide) : 1;
+  const factor = allowShrink && meta.format === 'jpeg' && longSide >= SHRINK_ON_LOAD_MIN_SIDE ? (workingFactor ?? workingShrink(longSide)) : 1;
   const finish = (p: Sharp): Promise<{ data: Buffer; info: OutputInfo }> =>
     p.flatten({ background: { r: background[0], g: background[1], b: background[2] } })
       .toColourspace('srgb')
@@ -178,11 +185,14 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
       .toBuffer({ resolveWithObject: true });
   const open = (source: Buffer | string = input): Sharp => sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
   try {
-    let pipeline = open().autoOrient();
-    if (factor > 1) {
-      pipeline = pipeline.resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true });
-    }
-    const { data, info } = await finish(pipeline);
+    // An exact DCT scale (LARGE_WORKING_SHRINK) is decoded as such, without resampling; sharp would
+    // decode such a factor at full size (regionAtDctScale says why a file is needed).
+    const exact = factor > 1 && dctScale(factor, meta.width, meta.height) === factor
+      ? await withTempCopy(input, 'jpg', (file) => finish(open(`${file}[shrink=${factor}]`).autoOrient()))
+      : null;
+    const { data, info } = exact ?? (await finish(factor > 1
+      ? open().autoOrient().resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true })
+      : open().autoOrient()));
     const image = asRaw(data, info);
     const region: DecodedInput['region'] =
       factor === 1

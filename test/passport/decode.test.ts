@@ -5,6 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { dctScale, decodeInput, SHRINK_ON_LOAD_MIN_SIDE, WORKING_MIN_SIDE } from '../../src/passport/image.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
+import { PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { measureFace, PORTRAITS, readCorpus } from './helpers.js';
 
 const WHITE = [255, 255, 255] as const;
@@ -120,6 +121,44 @@ describe('passport decode of large JPEGs', function () {
       expect([full.left, full.top, Math.round(full.image.width / full.scaleX)]).to.deep.equal([b.left, b.top, b.right - b.left]);
       expect(full.image.width).to.equal(Math.round((b.right - b.left) / 2.25));
       expect(scaled.left).to.not.equal(full.left);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+
+  /** A 12 MP photo of a light wall with the portrait (`side` px square) standing at its bottom edge. */
+  async function personFurtherAway(side: number): Promise<Buffer> {
+    const portrait = await sharp(readCorpus(PORTRAITS[0].file)).removeAlpha().resize(side, side).toBuffer();
+    return sharp({ create: { width: 4032, height: 3024, channels: 3, background: { r: 215, g: 212, b: 205 } } })
+      .composite([{ input: portrait, left: 1500, top: 3024 - side }])
+      .jpeg({ quality: 90 })
+      .toBuffer();
+  }
+
+  it('a 12 MP photo of a person further away (face ~55 px in the reduced copy): found and measured on a half-size copy, not refused as too small', async () => {
+    // The head is ~500 px of the input: enough for a 600 px usa photo without enlarging it. Measured
+    // on the 806 px copy alone it was refused (face_too_small: "about 101 px tall"); smaller, not found.
+    for (const side of [1600, 1200]) {
+      const r = await processPassportPhoto(await personFurtherAway(side), { country: 'usa' });
+      expect(r.measurements.decode_shrink, `portrait ${side} px`).to.equal(2);
+      const failed = r.checks.filter((c) => !c.passed).map((c) => c.name);
+      expect(failed, `portrait ${side} px`).to.deep.equal([]);
+      expect(r.measurements.source_px_per_output_px).to.be.above(1);
+      // The detector run again on the produced photo finds the eyes where the plan put them.
+      const out = await measureFace(r.photo.buffer);
+      const [low, high] = PASSPORT_SPECS.usa.eyeLineRatio ?? [0, 1];
+      expect(1 - out.eyeY / r.photo.height).to.be.within(low, high);
+    }
+  });
+
+  it('without a temporary directory the half-size copy is decoded at full size and reduced: the same outcome', async () => {
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = path.join(os.tmpdir(), 'pictor-no-such-directory', 'x');
+    try {
+      const r = await processPassportPhoto(await personFurtherAway(1600), { country: 'usa' });
+      expect(r.measurements.decode_shrink).to.equal(2);
+      expect(r.checks.filter((c) => !c.passed).map((c) => c.name)).to.deep.equal([]);
     } finally {
       if (saved === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = saved;
