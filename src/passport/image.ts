@@ -65,12 +65,18 @@ export interface PixelBounds {
 export const SHRINK_ON_LOAD_MIN_SIDE = 3000;
 /** The reduced working copy keeps a long side of at least this (the models see <= 256 px of it). */
 export const WORKING_MIN_SIDE = 760;
+/** The larger working copy (largeWorkingShrink) keeps a long side of at least this where it can. */
+export const LARGE_WORKING_MIN_SIDE = 2000;
+
 /**
- * The working copy when faces are small (or none is found) in the reduced one: half size, decoded
- * at libjpeg's 1/2 DCT scale (a 12 MP photo: 2016 x 1512, where the tile pass finds faces whose
- * box is ~75 px; at 806 px none under ~50-130 px were found).
+ * The working copy when faces are small (or none is found) in the reduced one: decoded at a DCT
+ * scale (1/2 or 1/4) keeping a long side of LARGE_WORKING_MIN_SIDE, half size below that. A 12 MP
+ * photo: 2016 x 1512, where the tile pass finds faces whose box is ~75 px (at 806 px none under
+ * ~50-130 px were found); a 48 MP one: 2000 x 1500 (at half size its tile pass took 0.66 s).
  */
-export const LARGE_WORKING_SHRINK = 2;
+export function largeWorkingShrink(longSide: number): number {
+  return longSide / 4 >= LARGE_WORKING_MIN_SIDE ? 4 : 2;
+}
 
 /**
  * The resize factor for the working copy. sharp decodes a JPEG at 1/s (s = 2, 4, 8) when the
@@ -185,7 +191,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
       .toBuffer({ resolveWithObject: true });
   const open = (source: Buffer | string = input): Sharp => sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
   try {
-    // An exact DCT scale (LARGE_WORKING_SHRINK) is decoded as such, without resampling; sharp would
+    // An exact DCT scale (largeWorkingShrink) is decoded as such, without resampling; sharp would
     // decode such a factor at full size (regionAtDctScale says why a file is needed).
     const exact = factor > 1 && dctScale(factor, meta.width, meta.height) === factor
       ? await withTempCopy(input, 'jpg', (file) => finish(open(`${file}[shrink=${factor}]`).autoOrient()))

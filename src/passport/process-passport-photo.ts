@@ -33,7 +33,7 @@ import {
 } from './geometry.js';
 import {
   decodeInput,
-  LARGE_WORKING_SHRINK,
+  largeWorkingShrink,
   toRgba,
   warpFloatBilinear,
   warpRgbaBilinear,
@@ -316,7 +316,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // detects, refines and segments, from the first face found (the short-range pass's, else the
   // merged result's); a final crop it does not cover decodes its own rectangle. A face too small
   // in the reduced copy to be found or measured (a person photographed from further away) is
-  // looked for again in a half-size copy.
+  // looked for again in a larger copy (about 2000 px).
   let prefetch: Promise<FullSizeRegion> | null = null;
   const startPrefetch = (found: DetectedFace[]): void => {
     if (!prefetch && decoded.shrink > 1 && !needsLargerCopy(decoded, found, manualBox)) prefetch = prefetchRegion(decoded, spec, roughFace(src, found, manualBox));
@@ -326,7 +326,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   let { faces, model } = await detect();
   if (needsLargerCopy(decoded, faces, manualBox)) {
     timer.lap('detect');
-    decoded = await decodeInput(input, bg, true, LARGE_WORKING_SHRINK);
+    decoded = await decodeInput(input, bg, true, largeWorkingShrink(Math.max(decoded.originalWidth, decoded.originalHeight)));
     src = decoded.image;
     timer.lap('decode');
     ({ faces, model } = await detect());
@@ -615,7 +615,8 @@ function boundsOf(full: AffineMap, width: number, height: number, margin = 0): P
 
 /**
  * Faces (box height, working-copy pixels) below this in a reduced working copy are looked for
- * again in a half-size one: refinement and segmentation measure the head on the working copy.
+ * again in a larger one (largeWorkingShrink): refinement and segmentation measure the head on the
+ * working copy.
  * The corpus portraits measure 86-193 px in their own 512 px photos and 90-236 px in the reduced
  * copies of their 12 MP versions (the bench's: 123), all measured well; a person further away
  * (55 px) was refused.
@@ -624,7 +625,7 @@ export const MIN_WORKING_FACE_PX = 80;
 
 /** A reduced working copy in which no face was found, or the face (or manual box) is small. */
 function needsLargerCopy(decoded: DecodedInput, faces: DetectedFace[], manual: NormalizedBox | null): boolean {
-  if (decoded.shrink <= LARGE_WORKING_SHRINK) return false;
+  if (decoded.shrink <= largeWorkingShrink(Math.max(decoded.originalWidth, decoded.originalHeight))) return false;
   const height = manual ? manual.height * decoded.image.height : (faces[0]?.box.height ?? 0);
   return height < MIN_WORKING_FACE_PX;
 }

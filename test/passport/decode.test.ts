@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { dctScale, decodeInput, SHRINK_ON_LOAD_MIN_SIDE, WORKING_MIN_SIDE } from '../../src/passport/image.js';
+import { dctScale, decodeInput, LARGE_WORKING_MIN_SIDE, largeWorkingShrink, SHRINK_ON_LOAD_MIN_SIDE, WORKING_MIN_SIDE } from '../../src/passport/image.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { measureFace, PORTRAITS, readCorpus } from './helpers.js';
@@ -64,6 +64,14 @@ describe('passport decode of large JPEGs', function () {
       }
     });
   }
+
+  it('largeWorkingShrink: 1/4 where that keeps LARGE_WORKING_MIN_SIDE (48 MP), else half size (12 MP)', () => {
+    for (const longSide of [3000, 4032, 6000, 7999, 8000, 8064]) {
+      const s = largeWorkingShrink(longSide);
+      expect(s, `${longSide} px`).to.equal(longSide >= 4 * LARGE_WORKING_MIN_SIDE ? 4 : 2);
+      expect(dctScale(s, 4 * 2016, 4 * 1512)).to.equal(s);
+    }
+  });
 
   it('dctScale: the largest of 1/8, 1/4, 1/2 that does not reduce further than asked and divides the stored size', () => {
     expect(dctScale(1.9, 3200, 2400)).to.equal(1);
@@ -136,7 +144,7 @@ describe('passport decode of large JPEGs', function () {
       .toBuffer();
   }
 
-  it('a 12 MP photo of a person further away (face ~55 px in the reduced copy): found and measured on a half-size copy, not refused as too small', async () => {
+  it('a 12 MP photo of a person further away (face ~55 px in the reduced copy): found and measured on a half-size copy (largeWorkingShrink), not refused as too small', async () => {
     // The head is ~500 px of the input: enough for a 600 px usa photo without enlarging it. Measured
     // on the 806 px copy alone it was refused (face_too_small: "about 101 px tall"); smaller, not found.
     for (const side of [1600, 1200]) {
