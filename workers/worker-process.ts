@@ -150,8 +150,11 @@ export class WorkerProcess {
     // Models load once per process, before the first job (not during a caller's wait).
     const runtime = await import('../src/passport/mediapipe/runtime.js');
     // Temporary input copies of passport workers killed during a decode (src/passport/temp-copy.ts).
-    const swept = await (await import('../src/passport/temp-copy.js')).sweepStaleTempCopies();
+    const tempCopies = await import('../src/passport/temp-copy.js');
+    const swept = await tempCopies.sweepStaleTempCopies();
     if (swept > 0) this.log.info({ files: swept }, 'removed temporary copies left by killed passport workers');
+    const unwritable = await tempCopies.unwritableTempDir();
+    if (unwritable) this.log.warn({ dir: unwritable }, 'temporary directory not writable: large JPEG passport inputs are decoded at full size (slower); set TMPDIR');
     const started = performance.now();
     await runtime.warmUp();
     this.closePassportModels = runtime.closeModels;

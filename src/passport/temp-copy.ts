@@ -3,7 +3,7 @@
 // deleted after it; a process killed meanwhile leaves its copy, which the next passport worker
 // to start removes (sweepStaleTempCopies).
 import { randomUUID } from 'node:crypto';
-import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -53,4 +53,15 @@ export async function sweepStaleTempCopies(maxAgeMs = STALE_TEMP_COPY_MS, now = 
     }
   }
   return removed;
+}
+
+/** The temporary directory when copies cannot be written there (the worker warns once at start), else null. */
+export async function unwritableTempDir(): Promise<string | null> {
+  const dir = tmpdir();
+  try {
+    await access(dir, constants.W_OK);
+    return null;
+  } catch {
+    return dir;
+  }
 }

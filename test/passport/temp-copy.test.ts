@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { STALE_TEMP_COPY_MS, sweepStaleTempCopies, withTempCopy } from '../../src/passport/temp-copy.js';
+import { STALE_TEMP_COPY_MS, sweepStaleTempCopies, unwritableTempDir, withTempCopy } from '../../src/passport/temp-copy.js';
 
 describe('passport temporary input copies', () => {
   let dir: string;
@@ -47,6 +47,13 @@ describe('passport temporary input copies', () => {
     });
     expect(result).to.equal(null);
     expect(ran).to.equal(false);
+  });
+
+  it('names the temporary directory when it cannot be written to, so the worker can warn', async () => {
+    expect(await unwritableTempDir()).to.equal(null);
+    const missing = path.join(dir, 'missing');
+    process.env.TMPDIR = missing;
+    expect(await unwritableTempDir()).to.equal(missing);
   });
 
   it('the sweep removes copies older than a decode can take and keeps fresh ones and other files', async () => {
