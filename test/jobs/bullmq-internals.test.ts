@@ -2,45 +2,32 @@
 // checked makes this fail, so the module is read again) and, against a real redis-server with a
 // real Worker, each behaviour the module relies on.
 import { expect } from 'chai';
-import { Queue, Worker, type Job } from 'bullmq';
+import type { Job, Queue, Worker } from 'bullmq';
 import { createRequire } from 'node:module';
 import { CHECKED_BULLMQ_VERSION, hasFinished, isFinalFailure } from '../../src/jobs/bullmq-internals.js';
-import { createBlockingConnection, createQueueConnection } from '../../src/jobs/redis-connection.js';
-import { startRedisServer, type RedisServerHandle } from '../../scripts/lib/redis-server.js';
-
-const PREFIX = 'internals-test';
+import { BullmqFixture } from '../harness/bullmq-fixture.js';
 
 describe('BullMQ internals (pinned to the installed version)', function () {
   this.timeout(30_000);
-  let redis: RedisServerHandle;
-  let connection: ReturnType<typeof createQueueConnection>;
-  let workerConnection: ReturnType<typeof createBlockingConnection>;
+  let bull: BullmqFixture;
   let queue: Queue;
   let worker: Worker | undefined;
 
   before(async () => {
-    redis = await startRedisServer();
-    connection = createQueueConnection(redis.url);
-    workerConnection = createBlockingConnection(redis.url);
-    queue = new Queue('internals', { connection, prefix: PREFIX });
+    bull = await BullmqFixture.start('internals-test');
+    queue = bull.queue('internals');
   });
-  after(async () => {
-    await worker?.close();
-    await queue?.close();
-    connection?.disconnect();
-    workerConnection?.disconnect();
-    await redis?.stop();
-  });
+  after(async () => bull?.stop());
 
   /** Runs a worker with this processor and collects what its 'failed' events saw. */
   function startWorker(processor: (job: Job) => Promise<unknown>) {
     const failures: { id: string; final: boolean; finishedInRedis: boolean }[] = [];
     const completed: string[] = [];
-    worker = new Worker('internals', processor, { connection: workerConnection, prefix: PREFIX });
+    worker = bull.worker('internals', processor);
     worker.on('failed', (job) => {
       if (!job) return;
       const final = isFinalFailure(job);
-      void hasFinished(connection, queue, job.id!).then((finishedInRedis) => failures.push({ id: job.id!, final, finishedInRedis }));
+      void hasFinished(bull.connection, queue, job.id!).then((finishedInRedis) => failures.push({ id: job.id!, final, finishedInRedis }));
     });
     worker.on('completed', (job) => completed.push(job.id!));
     return { failures, completed };
@@ -67,8 +54,8 @@ describe('BullMQ internals (pinned to the installed version)', function () {
     await worker!.pause();
     const failing = await queue.add('fails', {}, { jobId: 'fails-1', attempts: 2 });
     const succeeding = await queue.add('succeeds', {}, { jobId: 'succeeds-1' });
-    expect(await hasFinished(connection, queue, failing.id!)).to.equal(false);
-    expect(await hasFinished(connection, queue, 'no-such-job')).to.equal(false);
+    expect(await hasFinished(bull.connection, queue, failing.id!)).to.equal(false);
+    expect(await hasFinished(bull.connection, queue, 'no-such-job')).to.equal(false);
     await worker!.resume();
     await until('two failures and one completion', () => failures.length === 2 && completed.length === 1);
     expect(failures).to.deep.equal([
@@ -76,7 +63,7 @@ describe('BullMQ internals (pinned to the installed version)', function () {
       { id: 'fails-1', final: true, finishedInRedis: true },
     ]);
     expect(await queue.getJobState('fails-1')).to.equal('failed');
-    expect(await hasFinished(connection, queue, succeeding.id!)).to.equal(true);
+    expect(await hasFinished(bull.connection, queue, succeeding.id!)).to.equal(true);
     expect(await queue.getJobState('succeeds-1')).to.equal('completed');
   });
 

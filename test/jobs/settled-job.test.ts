@@ -2,52 +2,29 @@
 // read while it ran and found finished by the state read comes back read again, with its result
 // (or failure reason); a job read after it finished is returned as it is.
 import { expect } from 'chai';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
-import { createBlockingConnection, createQueueConnection } from '../../src/jobs/redis-connection.js';
+import type { Job, Queue, QueueEvents } from 'bullmq';
 import { settledJob } from '../../src/jobs/settled-job.js';
-import { startRedisServer, type RedisServerHandle } from '../../scripts/lib/redis-server.js';
-
-const PREFIX = 'settled-job-test';
+import { BullmqFixture } from '../harness/bullmq-fixture.js';
 
 describe('settledJob: a job and its state read consistently', function () {
   this.timeout(30_000);
-  let redis: RedisServerHandle;
-  let connection: ReturnType<typeof createQueueConnection>;
-  let workerConnection: ReturnType<typeof createBlockingConnection>;
-  let eventsConnection: ReturnType<typeof createBlockingConnection>;
+  let bull: BullmqFixture;
   let queue: Queue;
   let events: QueueEvents;
-  let worker: Worker;
   // The processor waits for the test to let each job finish.
   const release = new Map<string, () => void>();
 
   before(async () => {
-    redis = await startRedisServer();
-    connection = createQueueConnection(redis.url);
-    workerConnection = createBlockingConnection(redis.url);
-    eventsConnection = createBlockingConnection(redis.url);
-    queue = new Queue('settled', { connection, prefix: PREFIX });
-    events = new QueueEvents('settled', { connection: eventsConnection, prefix: PREFIX });
-    await events.waitUntilReady();
-    worker = new Worker(
-      'settled',
-      async (job: Job) => {
-        await new Promise<void>((resolve) => release.set(job.id!, resolve));
-        if (job.data.fail) throw new Error('made to fail');
-        return { imageId: `image-of-${job.id}` };
-      },
-      { connection: workerConnection, prefix: PREFIX },
-    );
+    bull = await BullmqFixture.start('settled-job-test');
+    queue = bull.queue('settled');
+    events = await bull.events('settled');
+    bull.worker('settled', async (job: Job) => {
+      await new Promise<void>((resolve) => release.set(job.id!, resolve));
+      if (job.data.fail) throw new Error('made to fail');
+      return { imageId: `image-of-${job.id}` };
+    });
   });
-  after(async () => {
-    await worker?.close();
-    await events?.close();
-    await queue?.close();
-    connection?.disconnect();
-    workerConnection?.disconnect();
-    eventsConnection?.disconnect();
-    await redis?.stop();
-  });
+  after(async () => bull?.stop());
 
   /** The job as read while it runs, and a promise of its end. */
   async function readWhileRunning(id: string, fail = false): Promise<{ stale: Job; finish: () => Promise<unknown> }> {

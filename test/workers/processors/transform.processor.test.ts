@@ -6,7 +6,7 @@
 // BullMQ's retries are the real ones. The derivative ledger (catalog batching) is not under test
 // and only collects what it is given.
 import { expect } from 'chai';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import type { Job, Queue, QueueEvents } from 'bullmq';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,34 +18,31 @@ import { classifyRenderFailure } from '../../../src/imaging/render-failure.js';
 import { decodeFailure } from '../../../src/jobs/job-failure.js';
 import { DEFAULT_JOB_OPTIONS } from '../../../src/jobs/job-producer.js';
 import type { TransformJobData, TransformResult } from '../../../src/jobs/job-types.js';
-import { createBlockingConnection, createQueueConnection } from '../../../src/jobs/redis-connection.js';
 import { createStorage } from '../../../src/storage/create-storage.js';
 import type { Storage } from '../../../src/storage/storage.js';
-import { startRedisServer, type RedisServerHandle } from '../../../scripts/lib/redis-server.js';
 import { LibvipsThreads } from '../../../workers/libvips-threads.js';
 import type { ProcessorContext } from '../../../workers/processors/processor-context.js';
 import { guarded } from '../../../workers/processors/run-processor.js';
 import { transformProcessor } from '../../../workers/processors/transform.processor.js';
 import { jpeg } from '../../fixtures/images.js';
+import { BullmqFixture } from '../../harness/bullmq-fixture.js';
 
 const PREFIX = 'transform-failures';
 
 describe('transform processor: render failures', function () {
   this.timeout(60_000);
-  let redis: RedisServerHandle;
+  let bull: BullmqFixture;
   let dir: string;
   let storage: Storage;
   let queue: Queue;
   let events: QueueEvents;
-  let worker: Worker;
-  const connections: ReturnType<typeof createQueueConnection>[] = [];
   /** Failures the render runner throws before rendering, per job id, in order. */
   const injected = new Map<string, Error[]>();
   const corrupt = 'u/images/corrupt.jpg';
   const good = 'u/images/good.jpg';
 
   before(async () => {
-    redis = await startRedisServer();
+    bull = await BullmqFixture.start(PREFIX);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-transform-failures-'));
     const config = loadConfig({ LOCAL_STORAGE_DIR: dir });
     storage = createStorage(config);
@@ -67,26 +64,19 @@ describe('transform processor: render failures', function () {
       },
     } as unknown as ProcessorContext;
     const process = guarded(transformProcessor(ctx));
-    const [queueConnection, workerConnection, eventsConnection] = [createQueueConnection(redis.url), createBlockingConnection(redis.url), createBlockingConnection(redis.url)];
-    connections.push(queueConnection, workerConnection, eventsConnection);
-    queue = new Queue('transform', { connection: queueConnection, prefix: PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-    events = new QueueEvents('transform', { connection: eventsConnection, prefix: PREFIX });
-    await events.waitUntilReady();
-    worker = new Worker(
+    queue = bull.queue('transform', { defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    events = await bull.events('transform');
+    bull.worker(
       'transform',
       async (job: Job<TransformJobData, TransformResult>) => {
         currentJob = job.id!;
         return process(job);
       },
-      { connection: workerConnection, prefix: PREFIX, concurrency: 1 },
+      { concurrency: 1 },
     );
   });
   after(async () => {
-    await worker?.close();
-    await events?.close();
-    await queue?.close();
-    for (const c of connections) c.disconnect();
-    await redis?.stop();
+    await bull?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
