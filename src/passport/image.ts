@@ -128,36 +128,54 @@ export function dctScale(reduce: number, storedWidth: number, storedHeight: numb
   return 1;
 }
 
-/** The rectangle at full size: extracted in stored coordinates, oriented, then reduced by lanczos. */
-async function regionAtFullSize(open: () => Sharp, finish: (p: Sharp) => Promise<Decoded>, rect: Rect, reduce: number, orientation: number, storedWidth: number, storedHeight: number): Promise<RegionPixels> {
-  // Extract in stored coordinates before orienting: libjpeg then skips the blocks outside the
-  // rectangle where it can (about half a whole decode's CPU for a 12 MP photo's crop).
-  let p = open().extract(storedRegion(rect, orientation, storedWidth, storedHeight)).autoOrient();
-  // Target size in oriented pixels (sharp swaps it when the orientation turns the image).
-  if (reduce > 1) p = p.resize(Math.max(2, Math.round(rect.width / reduce)), Math.max(2, Math.round(rect.height / reduce)), { fit: 'fill', kernel: 'lanczos3' });
-  return { ...(await finish(p)), ...rect };
+/** The input as stored (before EXIF orientation), and how this decode opens and finishes its pipelines. */
+interface StoredInput {
+  bytes: Buffer;
+  orientation: number;
+  width: number;
+  height: number;
+  open(source?: Buffer | string): Sharp;
+  finish(p: Sharp): Promise<Decoded>;
 }
 
 /**
- * The rectangle decoded at 1/s by libjpeg's DCT scaling, widened to whole scaled pixels, then
- * reduced by lanczos for the rest. The IDCT, upsampling and colour conversion run on 1/s² of the
- * pixels (a 12 MP photo's crop: ~75 ms of CPU instead of ~140). sharp applies DCT scaling only to
- * resizes of the whole image by at least s + 1; libvips' own load option `shrink` is reachable
- * only through a file name (`photo.jpg[shrink=2]`), so the bytes are written to a temporary file
- * (null when that fails: the caller decodes at full size).
+ * `build`'s pipeline on the JPEG decoded at 1/s by libjpeg's DCT scaling: the IDCT, upsampling and
+ * colour conversion run on 1/s² of the pixels. sharp applies DCT scaling only to resizes of the
+ * whole image by at least s + 1; libvips' own load option `shrink` is reachable only through a
+ * file name (`photo.jpg[shrink=2]`), so the bytes are written to a temporary file (null when that
+ * fails: the caller decodes without it).
  */
-async function regionAtDctScale(input: Buffer, s: number, rect: Rect, reduce: number, orientation: number, open: (source: string) => Sharp, finish: (p: Sharp) => Promise<Decoded>, storedWidth: number, storedHeight: number): Promise<RegionPixels | null> {
+function decodeDctScaled(stored: StoredInput, s: number, build: (p: Sharp) => Sharp): Promise<Decoded | null> {
+  return withTempCopy(stored.bytes, 'jpg', (file) => stored.finish(build(stored.open(`${file}[shrink=${s}]`))));
+}
+
+/** The rectangle at full size: extracted in stored coordinates, oriented, then reduced by lanczos. */
+async function regionAtFullSize(stored: StoredInput, rect: Rect, reduce: number): Promise<RegionPixels> {
+  // Extract in stored coordinates before orienting: libjpeg then skips the blocks outside the
+  // rectangle where it can (about half a whole decode's CPU for a 12 MP photo's crop).
+  let p = stored.open().extract(storedRegion(rect, stored.orientation, stored.width, stored.height)).autoOrient();
+  // Target size in oriented pixels (sharp swaps it when the orientation turns the image).
+  if (reduce > 1) p = p.resize(Math.max(2, Math.round(rect.width / reduce)), Math.max(2, Math.round(rect.height / reduce)), { fit: 'fill', kernel: 'lanczos3' });
+  return { ...(await stored.finish(p)), ...rect };
+}
+
+/**
+ * The rectangle decoded at 1/s (decodeDctScaled; a 12 MP photo's crop: ~75 ms of CPU instead of
+ * ~140), widened to whole scaled pixels, then reduced by lanczos for the rest; null without a
+ * temporary copy.
+ */
+async function regionAtDctScale(stored: StoredInput, s: number, rect: Rect, reduce: number): Promise<RegionPixels | null> {
   const left = Math.floor(rect.left / s);
   const top = Math.floor(rect.top / s);
   const scaled: Rect = { left, top, width: Math.ceil((rect.left + rect.width) / s) - left, height: Math.ceil((rect.top + rect.height) / s) - top };
   const cover: Rect = { left: left * s, top: top * s, width: scaled.width * s, height: scaled.height * s };
-  return withTempCopy(input, 'jpg', async (file) => {
-    let p = open(`${file}[shrink=${s}]`).extract(storedRegion(scaled, orientation, storedWidth / s, storedHeight / s)).autoOrient();
-    const width = Math.max(2, Math.round(cover.width / reduce));
-    const height = Math.max(2, Math.round(cover.height / reduce));
-    if (width !== scaled.width || height !== scaled.height) p = p.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
-    return { ...(await finish(p)), ...cover };
+  const width = Math.max(2, Math.round(cover.width / reduce));
+  const height = Math.max(2, Math.round(cover.height / reduce));
+  const decoded = await decodeDctScaled(stored, s, (p) => {
+    const oriented = p.extract(storedRegion(scaled, stored.orientation, stored.width / s, stored.height / s)).autoOrient();
+    return width !== scaled.width || height !== scaled.height ? oriented.resize(width, height, { fit: 'fill', kernel: 'lanczos3' }) : oriented;
   });
+  return decoded && { ...decoded, ...cover };
 }
 
 /**
@@ -183,22 +201,26 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
   const originalHeight = swap ? meta.width : meta.height;
   const longSide = Math.max(originalWidth, originalHeight);
   const factor = allowShrink && meta.format === 'jpeg' && longSide >= SHRINK_ON_LOAD_MIN_SIDE ? (workingFactor ?? workingShrink(longSide)) : 1;
-  const finish = (p: Sharp): Promise<{ data: Buffer; info: OutputInfo }> =>
-    p.flatten({ background: { r: background[0], g: background[1], b: background[2] } })
-      .toColourspace('srgb')
-      .removeAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-  const open = (source: Buffer | string = input): Sharp => sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
+  const stored: StoredInput = {
+    bytes: input,
+    orientation,
+    width: meta.width,
+    height: meta.height,
+    open: (source = input) => sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }),
+    finish: (p) =>
+      p.flatten({ background: { r: background[0], g: background[1], b: background[2] } })
+        .toColourspace('srgb')
+        .removeAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true }),
+  };
   try {
     // An exact DCT scale (largeWorkingShrink) is decoded as such, without resampling; sharp would
-    // decode such a factor at full size (regionAtDctScale says why a file is needed).
-    const exact = factor > 1 && dctScale(factor, meta.width, meta.height) === factor
-      ? await withTempCopy(input, 'jpg', (file) => finish(open(`${file}[shrink=${factor}]`).autoOrient()))
-      : null;
-    const { data, info } = exact ?? (await finish(factor > 1
-      ? open().autoOrient().resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true })
-      : open().autoOrient()));
+    // decode such a factor at full size.
+    const exact = factor > 1 && dctScale(factor, meta.width, meta.height) === factor ? await decodeDctScaled(stored, factor, (p) => p.autoOrient()) : null;
+    const { data, info } = exact ?? (await stored.finish(factor > 1
+      ? stored.open().autoOrient().resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true })
+      : stored.open().autoOrient()));
     const image = asRaw(data, info);
     const region: DecodedInput['region'] =
       factor === 1
@@ -211,9 +233,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
             const scale = dctScale(reduce, meta.width, meta.height);
             try {
               const rect = { left, top, width, height };
-              const out =
-                (scale > 1 ? await regionAtDctScale(input, scale, rect, reduce, orientation, open, finish, meta.width, meta.height) : null) ??
-                (await regionAtFullSize(open, finish, rect, reduce, orientation, meta.width, meta.height));
+              const out = (scale > 1 ? await regionAtDctScale(stored, scale, rect, reduce) : null) ?? (await regionAtFullSize(stored, rect, reduce));
               return { image: asRaw(out.data, out.info), left: out.left, top: out.top, scaleX: out.info.width / out.width, scaleY: out.info.height / out.height };
             } catch (e) {
               throw new PassportInputError('undecodable_image', `The image could not be decoded: ${(e as Error).message}`);
