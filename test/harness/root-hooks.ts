@@ -27,6 +27,9 @@ export const mochaHooks = {
     }
   },
   async afterAll() {
+    // In parallel mode (mocha --parallel) these hooks run around every file in a worker process
+    // that runs several files: the server then lives as long as that process.
+    if (process.env.MOCHA_WORKER_ID !== undefined) return;
     await embedded?.stop();
   },
 };
