@@ -195,4 +195,43 @@ describe('passport decode of large JPEGs', function () {
     expect(outcome(r)).to.have.length(geometry.length);
     expect(outcome(r)).to.deep.equal(outcome(small));
   });
+
+  it('12 MP JPEGs as cameras and editors write them (CMYK, Display P3, progressive, a size the DCT scale does not divide): the same photo as from the plain sRGB one', async () => {
+    // Each takes the reduced working copy and a rectangle decoded for the render (through the
+    // temporary copy where the size divides by the scale, else at full size): colour conversion and
+    // geometry must agree between the two decodes and with the plain file.
+    const upright = await sharp(readCorpus(PORTRAITS[0].file)).removeAlpha().resize(3000, 3000, { kernel: 'lanczos3' })
+      .extend({ left: 516, right: 516, extendWith: 'mirror' }).png().toBuffer();
+    const plain = await sharp(upright).jpeg({ quality: 90 }).toBuffer();
+    const variants: Record<string, { bytes: Buffer; minPsnr: number }> = {
+      cmyk: { bytes: await sharp(upright).toColourspace('cmyk').jpeg({ quality: 90 }).withIccProfile('cmyk').toBuffer(), minPsnr: 22 },
+      'display-p3': { bytes: await sharp(upright).withIccProfile('p3').jpeg({ quality: 90 }).toBuffer(), minPsnr: 22 },
+      progressive: { bytes: await sharp(upright).jpeg({ quality: 90, progressive: true }).toBuffer(), minPsnr: 40 },
+      'odd size': { bytes: await sharp(upright).extract({ left: 0, top: 0, width: 4031, height: 2999 }).jpeg({ quality: 90 }).toBuffer(), minPsnr: 22 },
+    };
+    const reference = await processPassportPhoto(plain, { country: 'usa' });
+    const refPixels = await sharp(reference.photo.buffer).removeAlpha().raw().toBuffer();
+    const outcome = (x: typeof reference): string[] => x.checks.filter((c) => !c.passed).map((c) => c.name);
+    for (const [name, { bytes, minPsnr }] of Object.entries(variants)) {
+      const r = await processPassportPhoto(bytes, { country: 'usa' });
+      expect(r.measurements.decode_shrink, name).to.be.above(4);
+      expect(outcome(r), name).to.deep.equal(outcome(reference));
+      expect(r.measurements.head_height_ratio, name).to.be.closeTo(reference.measurements.head_height_ratio, 0.01);
+      expect(r.measurements.eye_line_ratio, name).to.be.closeTo(reference.measurements.eye_line_ratio, 0.01);
+      const pixels = await sharp(r.photo.buffer).removeAlpha().raw().toBuffer();
+      expect(pixels.length, name).to.equal(refPixels.length);
+      let squared = 0;
+      const meanDiff = [0, 0, 0];
+      for (let i = 0; i < pixels.length; i++) {
+        const d = pixels[i] - refPixels[i];
+        squared += d * d;
+        meanDiff[i % 3] += d / (pixels.length / 3);
+      }
+      // A colour space decoded wrongly in either decode shifts a channel's mean by tens of levels
+      // (CMYK read as RGB, a profile ignored); the conversions' own rounding moves it by a few.
+      for (const m of meanDiff) expect(Math.abs(m), `${name}: mean channel difference`).to.be.below(6);
+      const psnr = 10 * Math.log10((255 * 255) / (squared / pixels.length));
+      expect(psnr, `${name}: PSNR against the plain file's photo`).to.be.above(minPsnr);
+    }
+  });
 });
