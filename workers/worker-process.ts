@@ -9,6 +9,7 @@ import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
 import { closeDetectorThread } from '../src/passport/mediapipe/detector-thread.js';
+import { closeEdgeThread } from '../src/passport/edge-bands.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { isFinalFailure } from '../src/jobs/bullmq-internals.js';
@@ -189,6 +190,7 @@ export class WorkerProcess {
       await this.catalog?.close().catch(() => undefined);
       await this.closePassportModels?.().catch(() => undefined);
       await closeDetectorThread().catch(() => undefined);
+      await closeEdgeThread().catch(() => undefined);
       this.log.info('worker stopped');
     })();
     return this.closing;

@@ -305,9 +305,10 @@ function tightenRows(input: TightenInput, decided: Uint8Array, rows: Coefficient
  * Refined alpha (0..1) at the photo's resolution. `prob` is the person probability resampled to
  * the photo; `inside` marks pixels that came from the source image (others are background fill).
  */
-export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean } = {}): Float32Array {
+export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number } = {}): Float32Array {
   const { width: w, height: h } = rgb;
-  const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * h));
+  // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
+  const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * (options.photoHeight ?? h)));
   const I = planes(rgb);
   const low = guidedFilterCoefficients(I, prob, w, h, r, MASK_REFINEMENT.guidedEps);
   // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
@@ -396,7 +397,7 @@ function grow(mask: Uint8Array, w: number, h: number, r: number, vertical: boole
  * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
  * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
  */
-export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage {
+export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeight = rgb.height): RawImage {
   const { width: w, height: h, data } = rgb;
   const n = w * h;
   const out = new Uint8Array(data);
@@ -406,8 +407,8 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array): RawImage
   if (band.length === 0) return { data: out, width: w, height: h, channels: 3 };
   const I = planes(rgb);
   const [s1, s2] = MASK_REFINEMENT.fusionRadiiShare;
-  const r1 = Math.max(2, Math.round((s1 * h) / 2));
-  const r2 = Math.max(1, Math.round(s2 * h));
+  const r1 = Math.max(2, Math.round((s1 * photoHeight) / 2));
+  const r2 = Math.max(1, Math.round(s2 * photoHeight));
   // The narrow pass's window sums: along x over `rows` (the band grown vertically), then along y
   // at the band; its inputs over `near` (the band grown both ways).
   const rowsMask = grow(bandMask, w, h, r2, true);
