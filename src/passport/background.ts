@@ -30,6 +30,26 @@ export const MASK_REFINEMENT = {
   fusionRadiiShare: [0.05, 0.005] as const,
 } as const;
 
+/** The filters' radii, in pixels, for a photo `height` px tall (refineMask, estimateForeground; edge-bands.ts sizes its margins from them). */
+export interface RefinementRadii {
+  /** Guided-filter window, at half resolution (where its box means run). */
+  guidedHalf: number;
+  /** Blur fusion's wide pass, at half resolution. */
+  wideHalf: number;
+  /** Blur fusion's narrow pass, at full resolution. */
+  narrow: number;
+}
+
+export function refinementRadii(height: number): RefinementRadii {
+  const guided = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * height));
+  const [wide, narrow] = MASK_REFINEMENT.fusionRadiiShare;
+  return {
+    guidedHalf: Math.max(1, Math.round(guided / 2)),
+    wideHalf: Math.max(2, Math.round((wide * height) / 2)),
+    narrow: Math.max(1, Math.round(narrow * height)),
+  };
+}
+
 // refineMask and estimateForeground read the same photo's planes: converted once (the pipeline
 // never changes a photo's pixels in place; a new photo is a new buffer).
 const planesOf = new WeakMap<Uint8Array, [Float32Array, Float32Array, Float32Array]>();
@@ -68,7 +88,7 @@ function multiplyInto(a: Float32Array, b: Float32Array, o: Float32Array): void {
  * half resolution; combineTightened upsamples them and evaluates the output with the
  * full-resolution guide.
  */
-function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, r: number, eps: number): LowCoefficients {
+function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): LowCoefficients {
   const lowR = downsample2(I[0], w, h);
   const lw = lowR.width;
   const lh = lowR.height;
@@ -77,7 +97,6 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
   const Ib = downsample2(I[2], w, h).data;
   const pl = downsample2(p, w, h).data;
   const ln = lw * lh;
-  const rl = Math.max(1, Math.round(r / 2));
   const tmp = new Float32Array(ln);
   const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
   const mR = box(Ir);
@@ -308,9 +327,9 @@ function tightenRows(input: TightenInput, decided: Uint8Array, rows: Coefficient
 export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number } = {}): Float32Array {
   const { width: w, height: h } = rgb;
   // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
-  const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * (options.photoHeight ?? h)));
+  const { guidedHalf } = refinementRadii(options.photoHeight ?? h);
   const I = planes(rgb);
-  const low = guidedFilterCoefficients(I, prob, w, h, r, MASK_REFINEMENT.guidedEps);
+  const low = guidedFilterCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
   // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
   const t = combineTightened({ low, I, w, h, lo: MASK_REFINEMENT.tightenLow, hi: MASK_REFINEMENT.tightenHigh, inside }, options.skipDecided ?? true);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
@@ -406,9 +425,7 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeig
   const band = indicesOf(bandMask);
   if (band.length === 0) return { data: out, width: w, height: h, channels: 3 };
   const I = planes(rgb);
-  const [s1, s2] = MASK_REFINEMENT.fusionRadiiShare;
-  const r1 = Math.max(2, Math.round((s1 * photoHeight) / 2));
-  const r2 = Math.max(1, Math.round(s2 * photoHeight));
+  const { wideHalf: r1, narrow: r2 } = refinementRadii(photoHeight);
   // The narrow pass's window sums: along x over `rows` (the band grown vertically), then along y
   // at the band; its inputs over `near` (the band grown both ways).
   const rowsMask = grow(bandMask, w, h, r2, true);

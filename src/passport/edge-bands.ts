@@ -6,7 +6,7 @@
 // it: the same alpha and colours, bit for bit, as on the whole photo (test/passport/edge-bands.test.ts).
 // The top band runs on this thread, the bottom one on the edge thread (a worker thread of its own,
 // so it never waits behind detector calls).
-import { estimateForeground, MASK_REFINEMENT, refineMask } from './background.js';
+import { estimateForeground, MASK_REFINEMENT, refineMask, refinementRadii } from './background.js';
 import type { RawImage } from './image.js';
 import { RequestThread } from './request-thread.js';
 
@@ -25,20 +25,16 @@ export function refineEdgesWhole(rgb: RawImage, prob: Float32Array, inside: Uint
 
 /**
  * Rows a band needs beyond its own so that its own rows come out as on the whole photo: how far
- * (in full-resolution rows) the chained filters reach, with the radii background.ts derives from
- * the photo's height, rounded up to an even count (the half-resolution steps pair rows 2k, 2k + 1).
+ * (in full-resolution rows) the chained filters reach with background.ts's refinementRadii,
+ * rounded up to an even count (the half-resolution steps pair rows 2k, 2k + 1).
  *  - alpha: the guided filter's two box means at half resolution (2 x rl half rows = 4 rl rows),
  *    the 2x2 reduction and the bilinear enlargement (2 + 2), the feather;
  *  - colours: blur fusion's wide pass (r1 half rows = 2 r1 rows, reduction and enlargement 2 + 2)
  *    and its narrow pass (the edge band grown by r2, then windows of r2: 2 r2), on that alpha.
  */
 export function bandMargin(photoHeight: number): number {
-  const r = Math.max(2, Math.round(MASK_REFINEMENT.guidedRadiusShare * photoHeight));
-  const rl = Math.max(1, Math.round(r / 2));
+  const { guidedHalf: rl, wideHalf: r1, narrow: r2 } = refinementRadii(photoHeight);
   const alphaReach = 4 * rl + 4 + MASK_REFINEMENT.featherRadius;
-  const [s1, s2] = MASK_REFINEMENT.fusionRadiiShare;
-  const r1 = Math.max(2, Math.round((s1 * photoHeight) / 2));
-  const r2 = Math.max(1, Math.round(s2 * photoHeight));
   const colourReach = 2 * r1 + 4 + 2 * r2;
   return 2 * Math.ceil((alphaReach + colourReach) / 2);
 }
