@@ -4,7 +4,9 @@
 //   node --import tsx scripts/bench-passport.ts [--iterations 10] [--soak 200] [--country usa]
 //   (add --expose-gc before --import to let the soak force a GC before each RSS sample)
 //
-// Runs in one process, like a passport queue worker: models load once (warm-up excluded).
+// Runs in one process, like a passport queue worker: models load once (warm-up excluded), and with
+// a worker's node flags (WORKER_NODE_FLAGS: the bench starts itself again with them when missing).
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
@@ -14,6 +16,12 @@ import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/passp
 import { toImageData } from '../src/passport/mediapipe/polyfills.js';
 import { processPassportPhoto } from '../src/passport/process-passport-photo.js';
 import { isPassportCountry, type PassportCountry } from '../src/passport/specs.js';
+import { WORKER_NODE_FLAGS, workerExecArgv } from './lib/worker-env.js';
+
+if (!WORKER_NODE_FLAGS.every((f) => process.execArgv.includes(f))) {
+  const again = spawnSync(process.execPath, [...workerExecArgv(), ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(again.status ?? 1);
+}
 
 const { values } = parseArgs({
   options: {
@@ -104,7 +112,7 @@ async function phonePhotoRow(): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(`load average at start: ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
-  console.log(`node ${process.version}, ${files.length} portraits from ${dir}, country ${country}, ${iterations} iterations each, soak ${soak}`);
+  console.log(`node ${process.version} ${process.execArgv.join(' ')}, ${files.length} portraits from ${dir}, country ${country}, ${iterations} iterations each, soak ${soak}`);
   const t0 = performance.now();
   await warmUp();
   console.log(`model load (short-range detector + segmenter): ${(performance.now() - t0).toFixed(0)} ms`);

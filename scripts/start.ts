@@ -18,7 +18,7 @@ import { createQueueConnection } from '../src/jobs/redis-connection.js';
 import { createLogger } from '../src/logger.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import { startRedisServer } from './lib/redis-server.js';
-import { workerEnv } from './lib/worker-env.js';
+import { workerEnv, workerExecArgv } from './lib/worker-env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distRoot = path.resolve(here, '..');
@@ -97,7 +97,7 @@ async function main() {
   const workerCount = Number(env.WORKERS ?? 1);
   const workersReady: Promise<void>[] = [];
   for (let i = 0; i < workerCount; i++) {
-    const worker = fork(path.join(distRoot, 'workers/main.js'), [], { env: workerEnv(env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const worker = fork(path.join(distRoot, 'workers/main.js'), [], { env: workerEnv(env), execArgv: workerExecArgv(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     workersReady.push(
       new Promise<void>((resolve, reject) => {
         worker.on('message', (m: { type?: string }) => m?.type === 'ready' && resolve());

@@ -9,4 +9,5 @@ if [ "${PICTOR_ALLOCATOR:-}" = "jemalloc" ] && [ -z "${LD_PRELOAD:-}" ]; then
   done
 fi
 case "${LD_PRELOAD:-}" in *jemalloc*) ;; *) export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" ;; esac
-exec node dist/workers/main.js "$@"
+# Node flags: WORKER_NODE_FLAGS in scripts/lib/worker-env.ts says why (a test keeps the two equal).
+exec node --initial-old-space-size=128 dist/workers/main.js "$@"

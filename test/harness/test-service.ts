@@ -14,6 +14,7 @@ import { liveWorkers } from '../../src/jobs/worker-heartbeat.js';
 import { FrontDoor } from '../../src/web/front-door.js';
 import type { WebDeps } from '../../src/web/web-deps.js';
 import { freePort, startRedisServer, type RedisServerHandle } from '../../scripts/lib/redis-server.js';
+import { workerExecArgv } from '../../scripts/lib/worker-env.js';
 import { catalogUrlFor } from './root-hooks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -71,7 +72,7 @@ export class TestService {
   }
 
   startWorker(extraEnv: Record<string, string> = {}): ChildProcess {
-    const child = fork(WORKER_ENTRY, [], { env: { ...process.env, ...this.env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(WORKER_ENTRY, [], { env: { ...process.env, ...this.env, ...extraEnv }, execArgv: workerExecArgv(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.workers.push(child);
     return child;
   }

@@ -6,12 +6,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { freePort } from '../../scripts/lib/redis-server.js';
+import { WORKER_NODE_FLAGS } from '../../scripts/lib/worker-env.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const START = path.resolve(here, '../../scripts/start.js');
 const KEY = 'bobkey1234';
+
+/** Command lines (argv) of a process's direct children (Linux /proc). */
+function childCommands(pid: number): string[][] {
+  const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  return children.map((c) => fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').split('\0').filter(Boolean));
+}
 
 /** Variables that would point `npm start` at external services instead of its embedded ones. */
 const EXTERNAL = ['REDIS_URL', 'MONGO_URL', 'STORAGE_DRIVER', 'GCS_BUCKET', 'GCS_API_ENDPOINT', 'BASE_URL', 'CDN_URL', 'HOST', 'WORKER_QUEUES', 'WORKERS'];
@@ -102,6 +109,10 @@ describe('npm start (embedded defaults)', () => {
     expect(out).to.include(`api key   ${KEY}`);
     expect(out).to.match(/redis\s+private redis-server/);
     expect(out).to.match(/catalog\s+embedded/);
+    // The worker runs with the worker node flags (scripts/lib/worker-env.ts says why).
+    const workers = childCommands(running.child.pid!).filter((argv) => argv.some((a) => a.endsWith('workers/main.js')));
+    expect(workers).to.have.length(1);
+    expect(workers[0]).to.include.members([...WORKER_NODE_FLAGS]);
 
     const health = await request(`${baseUrl}/health`);
     expect(health.status, JSON.stringify(health.body)).to.equal(200);
