@@ -214,28 +214,56 @@ export interface RefineGrid {
 
 export const REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: REFINE_ANGLES };
 
+const sizeOf = (f: DetectedFace): number => Math.max(f.box.width, f.box.height);
+const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
+
 export async function refineFace(src: RawImage, face: DetectedFace, grid: RefineGrid = REFINE_GRID): Promise<{ face: DetectedFace; refined: boolean }> {
-  const size = (f: DetectedFace): number => Math.max(f.box.width, f.box.height);
   // Work on a copy where the face is about REFINE_SIZE / 2 px, so the crops need no further reduction.
-  const s = Math.min(1, REFINE_SIZE / 2 / size(face));
+  const s = Math.min(1, REFINE_SIZE / 2 / sizeOf(face));
   if (s < 0.8) {
     const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
     const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
   const rgb = src.channels === 3 ? src : dropAlpha(src);
-  const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
-  const first = await detectOnCrop(rgb, centreOf(face), 2 * size(face), 0);
+  const first = await detectOnCrop(rgb, centreOf(face), 2 * sizeOf(face), 0);
   if (!first) return { face, refined: false };
-  const roll = rollDegrees(first.keypoints);
+  const onGrid = await gridMedian(rgb, { centre: centreOf(first), size: sizeOf(first), rollDeg: rollDegrees(first.keypoints) }, grid);
+  return { face: { ...(onGrid ?? first), confidence: face.confidence, model: face.model }, refined: true };
+}
+
+/** Where a face is already known to be: its box centre, its box size (the larger side) and its roll. */
+export interface FaceSeed {
+  centre: Point;
+  size: number;
+  rollDeg: number;
+}
+
+/**
+ * The grid step of refineFace alone, around a face whose place is known (`src` pixels, RGB or
+ * RGBA): null when no crop finds it. On the same copy scale as refineFace.
+ */
+export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
+  const s = Math.min(1, REFINE_SIZE / 2 / seed.size);
+  if (s < 0.8) {
+    const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
+    const k = small.scale;
+    const r = await refineAroundSeed(small.image, { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, grid);
+    return r && scaleFace(r, k, 0, 0);
+  }
+  return gridMedian(src.channels === 3 ? src : dropAlpha(src), seed, grid);
+}
+
+/** Detects on each grid crop around the seed and takes the per-coordinate medians; null when no crop finds the face. */
+async function gridMedian(rgb: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
   const results: DetectedFace[] = [];
   for (const scale of grid.scales) {
     for (const da of grid.angles) {
-      const f = await detectOnCrop(rgb, centreOf(first), scale * size(first), roll + da);
+      const f = await detectOnCrop(rgb, seed.centre, scale * seed.size, seed.rollDeg + da);
       if (f) results.push(f);
     }
   }
-  if (results.length === 0) return { face: { ...first, confidence: face.confidence, model: face.model }, refined: true };
+  if (results.length === 0) return null;
   const kp = {} as FaceKeypoints;
   for (const name of KEYPOINT_NAMES) {
     kp[name] = { x: median(results.map((r) => r.keypoints[name].x)), y: median(results.map((r) => r.keypoints[name].y)) };
@@ -244,10 +272,7 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
   const cy = median(results.map((r) => r.box.y + r.box.height / 2));
   const w = median(results.map((r) => r.box.width));
   const h = median(results.map((r) => r.box.height));
-  return {
-    face: { box: { x: cx - w / 2, y: cy - h / 2, width: w, height: h }, confidence: face.confidence, keypoints: kp, model: face.model },
-    refined: true,
-  };
+  return { box: { x: cx - w / 2, y: cy - h / 2, width: w, height: h }, confidence: median(results.map((r) => r.confidence)), keypoints: kp, model: 'short' };
 }
 
 /**
@@ -259,10 +284,12 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
 export const OUTPUT_REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: [-4, 4] };
 
 /**
- * The face measured on a produced passport photo (RGBA): detected, and refined when it is the
- * only significant face; null otherwise.
+ * The face measured on a produced passport photo. With a seed (where the crop plan put the face
+ * measured in the input: RGB or RGBA), the output refinement grid around it; without (RGBA), the
+ * face is detected, and refined when it is the only significant face; null when not found.
  */
-export async function measureOutputFace(img: RawImage): Promise<DetectedFace | null> {
+export async function measureOutputFace(img: RawImage, seed?: FaceSeed): Promise<DetectedFace | null> {
+  if (seed) return refineAroundSeed(img, seed, OUTPUT_REFINE_GRID);
   const { faces } = await detectFaces(img);
   const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (faces[0]?.box.height ?? 0));
   return significant.length === 1 ? (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face : null;

@@ -11,7 +11,7 @@ import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from 
 import { applyEnhancement, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
-import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel } from './face-detector.js';
+import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
 import { measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
@@ -280,6 +280,18 @@ export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharp
   return last; // still too large at the lowest quality: reported by the file_size check
 }
 
+/** The chosen face (working-copy pixels) where the crop plan puts it on the output: the output measure's seed. */
+function seedOnOutput(plan: CropPlan, face: ChosenFace): FaceSeed {
+  const b = face.box;
+  const right = sourceToOutput(plan, face.keypoints.rightEye);
+  const left = sourceToOutput(plan, face.keypoints.leftEye);
+  return {
+    centre: sourceToOutput(plan, { x: b.x + b.width / 2, y: b.y + b.height / 2 }),
+    size: Math.max(b.width, b.height) * plan.scale,
+    rollDeg: rollDegrees({ rightEye: right, leftEye: left }),
+  };
+}
+
 function faceRegionOnOutput(plan: CropPlan, centerA: number, boxTopB: number, bw: number, bh: number): Region {
   const k = plan.scale;
   const x0 = (centerA - 0.3 * bw - plan.a0) * k;
@@ -421,7 +433,10 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
   // The face is measured again on the produced photo (before sharpening and JPEG, which move a
   // pixel by a few levels) by the detector thread, while this thread encodes and measures the halo.
-  const outFace = measureOutputFaceOffThread(toRgba(finalImg));
+  // A face measured in the input is looked for where the plan put it (the refinement grid around
+  // it); a bare manual box is detected on the output first.
+  const outSeed = chosen.hasKeypoints ? seedOnOutput(plan, chosen) : undefined;
+  const outFace = measureOutputFaceOffThread(outSeed ? finalImg : toRgba(finalImg), outSeed);
   outFace.catch(() => undefined); // awaited below
   timer.lap('enhance');
 
@@ -441,7 +456,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
   // The face as detected on the produced photo (on this thread if the detector thread failed);
   // the other pixel checks read the decoded JPEG.
-  const of = await outFace.catch(() => measureOutputFace(toRgba(finalImg)));
+  const of = await outFace.catch(() => measureOutputFace(outSeed ? finalImg : toRgba(finalImg), outSeed));
   let measuredOn: 'output' | 'plan' = 'plan';
   let eyeY = plan.eyeY;
   let chinY = plan.chinY;

@@ -9,11 +9,11 @@
 // while a call is in flight). A thread that dies or does not answer in time fails its calls in
 // flight (the preview is best effort; a passport job fails and is retried) and is started again
 // by the next call.
-import type { DetectedFace } from '../face-detector.js';
+import type { DetectedFace, FaceSeed } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 import { RequestThread } from '../request-thread.js';
 
-export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face' };
+export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face'; seed?: FaceSeed };
 
 /**
  * A call not answered within this long ends its thread, failing the calls queued behind it: a
@@ -39,9 +39,9 @@ export function detectFacesInPhotoOffThread(img: RawImage, options: DetectorCall
   return call<DetectedFace[]>({ op: 'photo-faces' }, img, options);
 }
 
-/** measureOutputFace (RGBA) on the detector thread. */
-export function measureOutputFaceOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<DetectedFace | null> {
-  return call<DetectedFace | null>({ op: 'output-face' }, img, options);
+/** measureOutputFace on the detector thread (RGBA; RGB too with a seed). */
+export function measureOutputFaceOffThread(img: RawImage, seed?: FaceSeed, options: DetectorCallOptions = {}): Promise<DetectedFace | null> {
+  return call<DetectedFace | null>({ op: 'output-face', seed }, img, options);
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */

@@ -10,7 +10,7 @@ let queue: Promise<void> = Promise.resolve();
 
 function work(m: DetectorRequest & { image: RawImage }): Promise<unknown> {
   if (m.op === 'photo-faces') return detectFacesInPhoto(m.image);
-  if (m.op === 'output-face') return measureOutputFace(m.image);
+  if (m.op === 'output-face') return measureOutputFace(m.image, m.seed);
   return Promise.reject(new Error(`unknown detector request ${(m as { op: string }).op}`));
 }
 
