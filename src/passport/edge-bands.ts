@@ -1,13 +1,16 @@
-// Mask refinement and foreground estimation (background.ts) on both cores. At the output's
-// resolution they are the pipeline's largest pixel work (~80-95 ms for 600 x 600), and they run
-// while the other core has nothing to do (the crop's rectangle is decoded; the detector thread
-// waits for the output measure). The photo is cut into two horizontal bands, each with
-// bandMargin rows beyond its own half, so that every filter window its own rows reach lies inside
-// it: the same alpha and colours, bit for bit, as on the whole photo (test/passport/edge-bands.test.ts).
-// The top band runs on this thread, the bottom one on the edge thread (a worker thread of its own,
-// so it never waits behind detector calls).
-import { estimateForeground, MASK_REFINEMENT, refineMask, refinementRadii } from './background.js';
-import type { RawImage } from './image.js';
+// The output's render, mask refinement and foreground estimation (background.ts) on both cores.
+// At the output's resolution they are the pipeline's largest pixel work (~35 ms for the bicubic
+// render of 600 x 600, ~80-95 ms for the edges), and they run while the other core has nothing to
+// do (the crop's rectangle is decoded; the detector thread waits for the output measure). The
+// photo is cut into two horizontal bands, each with bandMargin rows beyond its own half, so that
+// every filter window its own rows reach lies inside it: the same rendered pixels bit for bit as
+// on the whole photo, and the same alpha and composite up to float rounding (the box filters'
+// running sums start at another row: alpha within 1e-6; where alpha is ~0 the foreground estimate
+// may differ, unseen) (test/passport/edge-bands.test.ts). The top band is rendered and
+// refined on this thread, the bottom one on the edge thread (a worker thread of its own, so it
+// never waits behind detector calls), from the source rows it reads.
+import { estimateForeground, MASK_REFINEMENT, refineMask, refinementRadii, zeroOutside } from './background.js';
+import { sourceRowsFor, warpFloatBilinearRows, warpRgbBicubicRows, type AffineMap, type RawImage, type Rgb, type SourceRows } from './image.js';
 import { RequestThread } from './request-thread.js';
 
 export interface RefinedEdges {
@@ -39,10 +42,61 @@ export function bandMargin(photoHeight: number): number {
   return 2 * Math.ceil((alphaReach + colourReach) / 2);
 }
 
-/** The bottom band's answer from the edge thread. */
+/**
+ * What the output photo is rendered from: the source pixels (RGB, already reduced to about the
+ * output's sampling: image.ts warpSource) and the map from output pixels to them; the person
+ * mask from the segmenter and its map to the output.
+ */
+export interface PhotoRender {
+  source: RawImage;
+  map: AffineMap;
+  width: number;
+  height: number;
+  /** Colour of output pixels outside the source. */
+  fill: Rgb;
+  mask: { data: Float32Array; width: number; height: number; map: AffineMap };
+}
+
+/** The rendered photo: its pixels, which of them came from the source, and the person mask on it (0 outside). */
+export interface RenderedPhoto {
+  image: RawImage;
+  inside: Uint8Array;
+  prob: Float32Array;
+}
+
+/** Rows [v0, v1) of the rendered photo, from the source rows in `rows` (the whole source by default). */
+export function renderRows(job: PhotoRender, v0: number, v1: number, rows: SourceRows = { image: job.source, top: 0, fullHeight: job.source.height }): RenderedPhoto {
+  const { image, inside } = warpRgbBicubicRows(rows, job.map, job.width, v0, v1, job.fill);
+  const prob = warpFloatBilinearRows(job.mask.data, job.mask.width, job.mask.height, job.mask.map, job.width, v0, v1);
+  zeroOutside(prob, inside);
+  return { image, inside, prob };
+}
+
+/** The bottom band's answer from the edge thread: its rendered rows and their refined edges. */
 interface BandReply {
+  image: Uint8Array;
+  inside: Uint8Array;
   alpha: Float32Array;
   fg: Uint8Array;
+}
+
+/** What the edge thread is sent: the job with only the source rows the band reads. */
+export interface BandRequest {
+  rows: { data: Uint8Array; width: number; top: number; height: number; fullHeight: number };
+  map: AffineMap;
+  width: number;
+  height: number;
+  fill: Rgb;
+  mask: { data: Float32Array; width: number; height: number; map: AffineMap };
+  v0: number;
+}
+
+/** The bottom band's work (on the edge thread, or here when it fails): rows [v0, height), rendered and refined. */
+export function renderAndRefineBand(m: BandRequest): BandReply {
+  const job: PhotoRender = { source: { data: m.rows.data, width: m.rows.width, height: m.rows.height, channels: 3 }, map: m.map, width: m.width, height: m.height, fill: m.fill, mask: m.mask };
+  const band = renderRows(job, m.v0, m.height, { image: job.source, top: m.rows.top, fullHeight: m.rows.fullHeight });
+  const { alpha, fg } = refineEdgesWhole(band.image, band.prob, band.inside, m.height);
+  return { image: band.image.data, inside: band.inside, alpha, fg: fg.data };
 }
 
 /** A band's work should take well under a second; a thread silent this long is replaced. */
@@ -50,42 +104,50 @@ export const EDGE_CALL_TIMEOUT_MS = 30_000;
 
 const thread = new RequestThread(new URL('./edge-thread.worker.js', import.meta.url), 'edge refinement thread', EDGE_CALL_TIMEOUT_MS);
 
-/** Rows [top, bottom) of an image's planes, as views (no copy). */
-function rowsOf(rgb: RawImage, prob: Float32Array, inside: Uint8Array, top: number, bottom: number) {
-  const w = rgb.width;
-  return {
-    rgb: { data: rgb.data.subarray(top * w * 3, bottom * w * 3), width: w, height: bottom - top, channels: 3 as const },
-    prob: prob.subarray(top * w, bottom * w),
-    inside: inside.subarray(top * w, bottom * w),
-  };
-}
-
 /**
- * refineEdgesWhole's result, computed on two bands at once (top here, bottom on the edge thread);
- * on the whole photo here when it is too small to split or the thread fails.
+ * The photo rendered (renderRows) and its edges refined (refineEdgesWhole), on two bands at once
+ * (top here, bottom on the edge thread); the whole photo here when it is too small to split. A
+ * failed thread's band is computed here.
  */
-export async function refineEdges(rgb: RawImage, prob: Float32Array, inside: Uint8Array): Promise<RefinedEdges> {
-  const { width: w, height: h } = rgb;
+export async function renderAndRefineEdges(job: PhotoRender): Promise<{ image: RawImage; inside: Uint8Array } & RefinedEdges> {
+  const { width: w, height: h } = job;
   const margin = bandMargin(h);
   // The split row is even, so both bands pair the same rows at half resolution.
   const split = 2 * Math.floor(h / 4);
-  if (split - margin < 2 || split + margin > h - 2) return refineEdgesWhole(rgb, prob, inside);
-  const bottom = rowsOf(rgb, prob, inside, split - margin, h);
-  // Copies the thread takes over (the views of this thread's planes stay valid here).
-  const message = { rgb: new Uint8Array(bottom.rgb.data), prob: new Float32Array(bottom.prob), inside: new Uint8Array(bottom.inside), width: w, height: h - split + margin, photoHeight: h };
-  const away = thread.call<BandReply>(message, [message.rgb.buffer, message.prob.buffer, message.inside.buffer]);
+  if (split - margin < 2 || split + margin > h - 2) {
+    const whole = renderRows(job, 0, h);
+    return { image: whole.image, inside: whole.inside, ...refineEdgesWhole(whole.image, whole.prob, whole.inside) };
+  }
+  const v0 = split - margin;
+  const { top, bottom } = sourceRowsFor(job.map, w, v0, h, job.source.height);
+  const stride = job.source.width * 3;
+  // Copies the thread takes over: the source rows the band reads and the (small) mask.
+  const request: BandRequest = {
+    rows: { data: job.source.data.slice(top * stride, bottom * stride), width: job.source.width, top, height: bottom - top, fullHeight: job.source.height },
+    map: job.map,
+    width: w,
+    height: h,
+    fill: job.fill,
+    mask: { ...job.mask, data: new Float32Array(job.mask.data) },
+    v0,
+  };
+  const away = thread.call<BandReply>(request, [request.rows.data.buffer as ArrayBuffer, request.mask.data.buffer as ArrayBuffer]);
   away.catch(() => undefined); // awaited below
-  const topRows = rowsOf(rgb, prob, inside, 0, split + margin);
-  const top = refineEdgesWhole(topRows.rgb, topRows.prob, topRows.inside, h);
-  const low = await away.catch(() => {
-    const here = refineEdgesWhole(bottom.rgb, bottom.prob, bottom.inside, h);
-    return { alpha: here.alpha, fg: here.fg.data };
-  });
+  const upper = renderRows(job, 0, split + margin);
+  const edges = refineEdgesWhole(upper.image, upper.prob, upper.inside, h);
+  // The thread took the copies over; a failed call is computed here from views of the originals.
+  const low = await away.catch(() =>
+    renderAndRefineBand({ ...request, rows: { ...request.rows, data: job.source.data.subarray(top * stride, bottom * stride) }, mask: job.mask }),
+  );
+  const image = new Uint8Array(w * h * 3);
+  const inside = new Uint8Array(w * h);
   const alpha = new Float32Array(w * h);
   const fg = new Uint8Array(w * h * 3);
-  joinBands(top.alpha, low.alpha, alpha, split * w, margin * w);
-  joinBands(top.fg.data, low.fg, fg, split * w * 3, margin * w * 3);
-  return { alpha, fg: { data: fg, width: w, height: h, channels: 3 } };
+  joinBands(upper.image.data, low.image, image, split * w * 3, margin * w * 3);
+  joinBands(upper.inside, low.inside, inside, split * w, margin * w);
+  joinBands(edges.alpha, low.alpha, alpha, split * w, margin * w);
+  joinBands(edges.fg.data, low.fg, fg, split * w * 3, margin * w * 3);
+  return { image: { data: image, width: w, height: h, channels: 3 }, inside, alpha, fg: { data: fg, width: w, height: h, channels: 3 } };
 }
 
 /** out = the top band's first `split` values, then the bottom band's values after its `skip`. */

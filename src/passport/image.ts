@@ -306,31 +306,71 @@ export interface AffineMap {
  * the source get `fill`; `inside` (0/1 per output pixel) says which ones came from the source.
  */
 export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
-  if (src.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
+  return warpRgbBicubicRows({ image: src, top: 0, fullHeight: src.height }, map, width, 0, height, fill);
+}
+
+/** Some rows of a source image: `image` holds rows [top, top + image.height) of one `fullHeight` rows tall. */
+export interface SourceRows {
+  image: RawImage;
+  top: number;
+  fullHeight: number;
+}
+
+/**
+ * Rows [v0, v1) of warpRgbBicubic's output over the whole source, from only the source rows they
+ * read (sourceRowsFor): the same values bit for bit (each pixel's coordinates are computed as on
+ * the whole photo; only the row index is offset).
+ */
+export function warpRgbBicubicRows(src: SourceRows, map: AffineMap, width: number, v0: number, v1: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
+  if (src.image.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
+  const height = v1 - v0;
   const out = new Uint8Array(width * height * 3);
   const inside = new Uint8Array(width * height);
-  bicubicInto(src, map, width, height, fill, out, inside);
+  bicubicInto(src.image.data, src.image.width, src.fullHeight, src.top, map, width, v0, v1, fill, out, inside);
   return { image: { data: out, width, height, channels: 3 }, inside };
 }
 
-function bicubicInto(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb, out: Uint8Array, inside: Uint8Array): void {
+/**
+ * The source rows [top, bottom) that output rows [v0, v1) of a bicubic warp read: those the
+ * pixel centres of the band's corners fall between (an affine map's extremes are at corners),
+ * plus the kernel's reach (1 row above, 2 below) and one row to spare, within the source.
+ */
+export function sourceRowsFor(map: AffineMap, width: number, v0: number, v1: number, sourceHeight: number): { top: number; bottom: number } {
+  const ys = [0.5, width - 0.5].flatMap((u) => [v0 + 0.5, v1 - 0.5].map((v) => map.oy + u * map.duy + v * map.dvy));
+  const top = Math.max(0, Math.floor(Math.min(...ys) - 0.5) - 2);
+  const bottom = Math.min(sourceHeight, Math.floor(Math.max(...ys) - 0.5) + 4);
+  return bottom > top ? { top, bottom } : { top: 0, bottom: Math.min(sourceHeight, 1) };
+}
+
+function bicubicInto(
+  s: Uint8Array,
+  sw: number,
+  sh: number,
+  srcTop: number,
+  map: AffineMap,
+  width: number,
+  v0: number,
+  v1: number,
+  fill: Rgb,
+  out: Uint8Array,
+  inside: Uint8Array,
+): void {
   const clamped = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length);
-  const { data: s, width: sw, height: sh } = src;
   const stride = sw * 3;
   const xi = new Int32Array(4);
   const yi = new Int32Array(4);
-  for (let v = 0; v < height; v++) {
+  for (let v = v0; v < v1; v++) {
     let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
     let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
     for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
-      const o = (v * width + u) * 3;
+      const o = ((v - v0) * width + u) * 3;
       if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
         out[o] = fill[0];
         out[o + 1] = fill[1];
         out[o + 2] = fill[2];
         continue;
       }
-      inside[v * width + u] = 1;
+      inside[(v - v0) * width + u] = 1;
       const fx = sx - 0.5;
       const fy = sy - 0.5;
       const x0 = Math.floor(fx);
@@ -354,7 +394,7 @@ function bicubicInto(src: RawImage, map: AffineMap, width: number, height: numbe
       let b = 0;
       if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
         // interior: no clamping; the four rows unrolled
-        const p0 = (y0 - 1) * stride + (x0 - 1) * 3;
+        const p0 = (y0 - 1 - srcTop) * stride + (x0 - 1) * 3;
         const p1 = p0 + stride;
         const p2 = p1 + stride;
         const p3 = p2 + stride;
@@ -376,7 +416,7 @@ function bicubicInto(src: RawImage, map: AffineMap, width: number, height: numbe
       } else {
         for (let k = 0; k < 4; k++) {
           xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1)) * 3;
-          yi[k] = Math.min(sh - 1, Math.max(0, y0 + k - 1)) * stride;
+          yi[k] = (Math.min(sh - 1, Math.max(0, y0 + k - 1)) - srcTop) * stride;
         }
         for (let j = 0; j < 4; j++) {
           const wy = j === 0 ? wy0 : j === 1 ? wy1 : j === 2 ? wy2 : wy3;
@@ -447,13 +487,18 @@ function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: 
 
 /** Bilinear resample of a float grid (edge values extend beyond it). */
 export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number): Float32Array {
-  const out = new Float32Array(width * height);
-  bilinearFloatInto(src, sw, sh, map, width, height, out);
+  return warpFloatBilinearRows(src, sw, sh, map, width, 0, height);
+}
+
+/** Rows [v0, v1) of warpFloatBilinear's output, bit for bit. */
+export function warpFloatBilinearRows(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, v0: number, v1: number): Float32Array {
+  const out = new Float32Array(width * (v1 - v0));
+  bilinearFloatInto(src, sw, sh, map, width, v0, v1, out);
   return out;
 }
 
-function bilinearFloatInto(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number, out: Float32Array): void {
-  for (let v = 0; v < height; v++) {
+function bilinearFloatInto(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, v0: number, v1: number, out: Float32Array): void {
+  for (let v = v0; v < v1; v++) {
     let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
     let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
     for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
@@ -467,7 +512,7 @@ function bilinearFloatInto(src: Float32Array, sw: number, sh: number, map: Affin
       const ty = fy - y0;
       const top = src[y0 * sw + x0] + (src[y0 * sw + x1] - src[y0 * sw + x0]) * tx;
       const bot = src[y1 * sw + x0] + (src[y1 * sw + x1] - src[y1 * sw + x0]) * tx;
-      out[v * width + u] = top + (bot - top) * ty;
+      out[(v - v0) * width + u] = top + (bot - top) * ty;
     }
   }
 }
@@ -586,8 +631,15 @@ export async function renderWarp<T>(
   height: number,
   warp: (img: RawImage, m: AffineMap) => T,
 ): Promise<T> {
+  const source = await warpSource(src, map, width, height);
+  return warp(source.image, source.map);
+}
+
+/** renderWarp's source and map: `src` itself, or the reduced part of it the warp then samples at about 1:1. */
+export async function warpSource(src: RawImage, map: AffineMap, width: number, height: number): Promise<{ image: RawImage; map: AffineMap }> {
   const step = Math.hypot(map.dux, map.duy);
-  if (step <= 1.25) return warp(src, map);
+  const same = { image: src, map };
+  if (step <= 1.25) return same;
   const xs: number[] = [];
   const ys: number[] = [];
   for (const [u, v] of [[0, 0], [width, 0], [0, height], [width, height]]) {
@@ -599,7 +651,7 @@ export async function renderWarp<T>(
   const top = Math.max(0, Math.floor(Math.min(...ys) - pad));
   const right = Math.min(src.width, Math.ceil(Math.max(...xs) + pad));
   const bottom = Math.min(src.height, Math.ceil(Math.max(...ys) + pad));
-  if (right - left < 2 || bottom - top < 2) return warp(src, map);
+  if (right - left < 2 || bottom - top < 2) return same;
   const rw = Math.max(2, Math.round((right - left) / step));
   const rh = Math.max(2, Math.round((bottom - top) / step));
   const data = await sharp(src.data, { raw: { width: src.width, height: src.height, channels: src.channels } })
@@ -619,5 +671,5 @@ export async function renderWarp<T>(
     dvx: map.dvx * sx,
     dvy: map.dvy * sy,
   };
-  return warp(small, m);
+  return { image: small, map: m };
 }

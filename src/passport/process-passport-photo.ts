@@ -2,8 +2,8 @@
 // background replacement -> mild enhancement -> JPEG within the kB limits -> compliance report
 // (-> optional print sheet). Pure library: no HTTP, no queue. Models load once per process.
 import sharp from 'sharp';
-import { compositeOnBackground, fillOutside, zeroOutside } from './background.js';
-import { refineEdges, refineEdgesWhole } from './edge-bands.js';
+import { compositeOnBackground, fillOutside } from './background.js';
+import { refineEdgesWhole, renderAndRefineEdges, renderRows, type PhotoRender } from './edge-bands.js';
 import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck } from './compliance.js';
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
@@ -36,10 +36,9 @@ import {
   decodeInput,
   largeWorkingShrink,
   toRgba,
-  warpFloatBilinear,
   warpRgbaBilinear,
   renderWarp,
-  warpRgbBicubic,
+  warpSource,
   type AffineMap,
   type DecodedInput,
   type PixelBounds,
@@ -397,37 +396,54 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   if (plan.scale / fullPerWork > MAX_UPSCALE) throw tooSmall(spec, headSrc * fullPerWork, targetHeadPx);
   timer.lap('geometry');
 
-  // render the output (one bicubic resampling from the source; beyond the image: background)
+  // the output's source: the full-size pixels the crop needs, decoded (or prefetched) and reduced
   const W = spec.digital.width;
   const H = spec.digital.height;
   const outMap = affineFromFrame(frame, plan.a0, plan.b0, 1 / plan.scale);
   const full = await fullSizeRegion(decoded, outMap, W, H, prefetch);
   timer.lap('decode');
-  const rendered = await renderWarp(full.image, full.map, W, H, (img, m) => warpRgbBicubic(img, m, W, H, bg));
-  const probOut = warpFloatBilinear(prob, rw, rh, {
-    ox: (plan.a0 - ra0) / step,
-    oy: (plan.b0 - rb0) / step,
-    dux: 1 / (plan.scale * step),
-    duy: 0,
-    dvx: 0,
-    dvy: 1 / (plan.scale * step),
-  }, W, H);
-  zeroOutside(probOut, rendered.inside); // a loop of its own, not in this large async function (image.ts says why)
-  timer.lap('render');
+  const source = await warpSource(full.image, full.map, W, H);
+  const job: PhotoRender = {
+    source: source.image,
+    map: source.map,
+    width: W,
+    height: H,
+    fill: bg,
+    mask: { data: prob, width: rw, height: rh, map: { ox: (plan.a0 - ra0) / step, oy: (plan.b0 - rb0) / step, dux: 1 / (plan.scale * step), duy: 0, dvx: 0, dvy: 1 / (plan.scale * step) } },
+  };
 
-  // 6. background
+  // 6. render (one bicubic resampling from the source; beyond it: background) and background.
+  // On both cores when the background is replaced and this is the only photo in progress; beside
+  // another one, whose work keeps the other core busy, on this thread alone (splitting costs ~20 %
+  // more pixel work: edge-bands.ts).
+  let rendered: { image: RawImage; inside: Uint8Array };
+  let personProb: Float32Array;
   let alpha: Float32Array | null = null;
-  let fg: RawImage = rendered.image;
-  // On both cores when this is the only photo in progress; beside another one, whose work keeps the
-  // other core busy, on this thread alone (splitting costs ~20 % more pixel work: edge-bands.ts).
-  if (removeBackground) ({ alpha, fg } = running > 1 ? refineEdgesWhole(rendered.image, probOut, rendered.inside) : await refineEdges(rendered.image, probOut, rendered.inside));
+  let fg: RawImage;
+  if (removeBackground && running === 1) {
+    timer.lap('render');
+    const both = await renderAndRefineEdges(job);
+    rendered = both;
+    ({ alpha, fg } = both);
+    personProb = both.alpha;
+  } else {
+    const whole = renderRows(job, 0, H);
+    rendered = whole;
+    personProb = whole.prob;
+    fg = whole.image;
+    timer.lap('render');
+    if (removeBackground) {
+      ({ alpha, fg } = refineEdgesWhole(whole.image, whole.prob, whole.inside));
+      personProb = alpha;
+    }
+  }
   timer.lap('background');
 
   // 7. enhancement (measured on the rendered photo, applied to the foreground colours)
   const faceRegion = faceRegionOnOutput(plan, face.centerA, face.boxTopB, face.boxWidth, face.boxHeight);
   let enhanceParams: EnhanceParams | null = null;
   if (enhance) {
-    enhanceParams = planEnhancement(rendered.image, alpha ?? probOut, faceRegion);
+    enhanceParams = planEnhancement(rendered.image, personProb, faceRegion);
     fg = applyEnhancement(fg, enhanceParams, faceRegion);
   }
   const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
@@ -500,7 +516,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     spec,
     photo: outRgb,
     bytes: buffer.length,
-    personProb: alpha ?? probOut,
+    personProb,
     backgroundReplaced: removeBackground,
     enhanced: enhance,
     inputFaceCount: chosen.inputFaceCount,
