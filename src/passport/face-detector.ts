@@ -123,13 +123,25 @@ async function tilePass(src: RawImage, maxSide: number): Promise<DetectedFace[]>
 export interface DetectFacesOptions {
   /** Called with the short-range faces (source coordinates, largest first) before the full-range pass. */
   onShortRange?: (faces: DetectedFace[]) => void;
+  /**
+   * Runs the full-range pass (detectFullRange) elsewhere, the detector thread, while this thread
+   * runs the short-range pass: the same model on the same pixels, so the same faces. On failure it
+   * runs here.
+   */
+  fullRange?: (img: RawImage) => Promise<DetectedFace[]>;
+}
+
+/** The full-range model's faces on an RGBA image, in its pixels, largest first. */
+export function detectFullRange(img: RawImage): Promise<DetectedFace[]> {
+  return run(img, 'full');
 }
 
 export async function detectFacesInImage(src: RawImage, options: DetectFacesOptions = {}): Promise<{ faces: DetectedFace[]; model: DetectorModel }> {
   const det = await toRgbaMaxSide(src, DETECTION_MAX_SIDE);
+  const fullAway = options.fullRange?.(det.image).catch(() => run(det.image, 'full'));
   const short = (await run(det.image, 'short')).map((f) => scaleFace(f, det.scale, 0, 0));
   options.onShortRange?.(short);
-  const full = (await run(det.image, 'full')).map((f) => scaleFace(f, det.scale, 0, 0));
+  const full = (await (fullAway ?? run(det.image, 'full'))).map((f) => scaleFace(f, det.scale, 0, 0));
   let faces = mergeFaces([short, full]);
   const longSide = Math.max(src.width, src.height);
   let tileSide = 0;

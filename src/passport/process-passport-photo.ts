@@ -12,7 +12,7 @@ import { applyEnhancement, planEnhancement, sharpenLuma, type EnhanceParams, typ
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
 import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
-import { measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
+import { detectFullRangeOffThread, measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
 import {
@@ -342,7 +342,16 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     if (!prefetch && decoded.shrink > 1 && !needsLargerCopy(decoded, found, manualBox)) prefetch = prefetchRegion(decoded, spec, roughFace(src, found, manualBox));
   };
   const detect = async (): Promise<{ faces: DetectedFace[]; model: DetectorModel }> =>
-    manualBox ? { faces: [], model: 'short' } : detectFacesInImage(src, { onShortRange: (found) => { if (found.length > 0) startPrefetch(found); } });
+    manualBox
+      ? { faces: [], model: 'short' }
+      : detectFacesInImage(src, {
+          onShortRange: (found) => {
+            if (found.length > 0) startPrefetch(found);
+          },
+          // Alone in the process, the full-range pass runs on the detector thread (idle now)
+          // beside the short-range pass here.
+          fullRange: running === 1 ? (img) => detectFullRangeOffThread(img) : undefined,
+        });
   let { faces, model } = await detect();
   if (needsLargerCopy(decoded, faces, manualBox)) {
     timer.lap('detect');

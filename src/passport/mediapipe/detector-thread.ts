@@ -3,7 +3,8 @@
 // stalls everything else until it returns. Here:
 //  - the upload preview's faces: the finalize job's lookup, quota hold and durable write proceed
 //    meanwhile (docs/transformations.md, Costs);
-//  - the passport photo's output measurement: the main thread refines the edges meanwhile
+//  - the passport input's full-range pass, while the main thread runs the short-range one;
+//  - the passport photo's output measurement: the main thread measures the halo meanwhile
 //    (docs/passport.md, Speed).
 // One thread per process (request-thread.ts: answered in order, started on first use, alive only
 // while a call is in flight). A thread that dies or does not answer in time fails its calls in
@@ -13,7 +14,7 @@ import type { DetectedFace, FaceSeed } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 import { RequestThread } from '../request-thread.js';
 
-export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face'; seed?: FaceSeed };
+export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face'; seed?: FaceSeed } | { op: 'full-range' };
 
 /**
  * A call not answered within this long ends its thread, failing the calls queued behind it: a
@@ -42,6 +43,11 @@ export function detectFacesInPhotoOffThread(img: RawImage, options: DetectorCall
 /** measureOutputFace on the detector thread (RGBA; RGB too with a seed). */
 export function measureOutputFaceOffThread(img: RawImage, seed?: FaceSeed, options: DetectorCallOptions = {}): Promise<DetectedFace | null> {
   return call<DetectedFace | null>({ op: 'output-face', seed }, img, options);
+}
+
+/** detectFullRange (RGBA) on the detector thread: the passport input's full-range pass (face-detector.ts). */
+export function detectFullRangeOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<DetectedFace[]> {
+  return call<DetectedFace[]>({ op: 'full-range' }, img, options);
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */

@@ -1,6 +1,6 @@
 // Entry of the detector thread (detector-thread.ts): one request at a time, answered in order.
 import { parentPort } from 'node:worker_threads';
-import { detectFacesInPhoto, measureOutputFace } from '../face-detector.js';
+import { detectFacesInPhoto, detectFullRange, measureOutputFace } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 import type { DetectorRequest } from './detector-thread.js';
 
@@ -11,6 +11,7 @@ let queue: Promise<void> = Promise.resolve();
 function work(m: DetectorRequest & { image: RawImage }): Promise<unknown> {
   if (m.op === 'photo-faces') return detectFacesInPhoto(m.image);
   if (m.op === 'output-face') return measureOutputFace(m.image, m.seed);
+  if (m.op === 'full-range') return detectFullRange(m.image);
   return Promise.reject(new Error(`unknown detector request ${(m as { op: string }).op}`));
 }
 
