@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { closeDetectorThread, detectFacesInPhotoOffThread } from '../../src/passport/mediapipe/detector-thread.js';
-import { detectFacesInPhoto } from '../../src/passport/face-detector.js';
+import { closeDetectorThread, detectFacesInPhotoOffThread, detectFullRangeOffThread, measureOutputFaceOffThread } from '../../src/passport/mediapipe/detector-thread.js';
+import { detectFacesInImage, detectFacesInPhoto, measureOutputFace } from '../../src/passport/face-detector.js';
 import type { RawImage } from '../../src/passport/image.js';
 import { CORPUS } from '../fixtures/images.js';
 
@@ -37,6 +37,21 @@ describe('face detection thread', function () {
     expect(onThread).to.have.length(1);
     expect(onThread).to.deep.equal(here);
     expect(Buffer.from(img.data).equals(before), 'pixels unchanged').to.equal(true);
+  });
+
+  it('runs a passport input\'s full-range pass and the output measure from a seed with the calling thread\'s results', async () => {
+    const { data, info } = await sharp(path.join(CORPUS, 'faces/01_astronaut_collins.png')).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const rgb: RawImage = { data: new Uint8Array(data), width: info.width, height: info.height, channels: 3 };
+    const here = await detectFacesInImage(rgb);
+    expect(here.faces).to.have.length(1);
+    expect(await detectFacesInImage(rgb, { fullRange: (img) => detectFullRangeOffThread(img) })).to.deep.equal(here);
+    // A failing thread: the pass runs on this thread instead.
+    expect(await detectFacesInImage(rgb, { fullRange: () => Promise.reject(new Error('thread gone')) })).to.deep.equal(here);
+    const box = here.faces[0].box;
+    const seed = { centre: { x: box.x + box.width / 2, y: box.y + box.height / 2 }, size: Math.max(box.width, box.height), rollDeg: 0 };
+    const measured = await measureOutputFace(rgb, seed);
+    expect(measured, 'found around the seed').to.not.equal(null);
+    expect(await measureOutputFaceOffThread(rgb, seed)).to.deep.equal(measured);
   });
 
   it('leaves the calling thread free while it detects (timers fire during the call)', async () => {
