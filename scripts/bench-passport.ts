@@ -6,7 +6,6 @@
 //
 // Runs in one process, like a passport queue worker: models load once (warm-up excluded), and with
 // a worker's node flags (WORKER_NODE_FLAGS: the bench starts itself again with them when missing).
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
@@ -16,12 +15,9 @@ import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/passp
 import { toImageData } from '../src/passport/mediapipe/polyfills.js';
 import { processPassportPhoto } from '../src/passport/process-passport-photo.js';
 import { isPassportCountry, type PassportCountry } from '../src/passport/specs.js';
-import { WORKER_NODE_FLAGS, workerExecArgv } from './lib/worker-env.js';
+import { rerunWithWorkerFlags } from './lib/worker-env.js';
 
-if (!WORKER_NODE_FLAGS.every((f) => process.execArgv.includes(f))) {
-  const again = spawnSync(process.execPath, [...workerExecArgv(), ...process.argv.slice(1)], { stdio: 'inherit' });
-  process.exit(again.status ?? 1);
-}
+rerunWithWorkerFlags();
 
 const { values } = parseArgs({
   options: {

@@ -6,6 +6,7 @@
 //      original's durable write and awaits it after them (the embedded catalog runs in a child
 //      process, as under `npm start`), and what it costs alone (wall and CPU).
 // Usage: node dist/scripts/bench/transformations.js   (BENCH_PHOTOS: folder of JPEGs, BENCH_ROUNDS)
+// Runs with a worker's node flags (it starts itself again with them when missing).
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,9 @@ import type { TransformPlan } from '../../src/imaging/params.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 import { describeImage } from '../../src/imaging/preview.js';
 import { LocalStorage } from '../../src/storage/local-storage.js';
+import { rerunWithWorkerFlags } from '../lib/worker-env.js';
+
+rerunWithWorkerFlags();
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');

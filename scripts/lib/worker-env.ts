@@ -2,6 +2,7 @@
 // libvips' per-thread arenas (the fragmentation that grows RSS under default glibc) and renders
 // ~4 % faster than jemalloc here (scripts/bench scenario 6 and the README's tuning table).
 // PICTOR_ALLOCATOR=jemalloc preloads Debian's libjemalloc2 instead, when it is installed.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 
 /**
@@ -20,6 +21,16 @@ export const WORKER_NODE_FLAGS: readonly string[] = ['--initial-old-space-size=1
 /** The execArgv for a forked worker: the parent's own flags plus WORKER_NODE_FLAGS. */
 export function workerExecArgv(parent: readonly string[] = process.execArgv): string[] {
   return [...parent.filter((a) => !WORKER_NODE_FLAGS.some((f) => a.split('=')[0] === f.split('=')[0])), ...WORKER_NODE_FLAGS];
+}
+
+/**
+ * For in-process benches that stand for a worker: when this process lacks a worker flag, runs the
+ * same script again with them (same arguments, output inherited) and exits with its status.
+ */
+export function rerunWithWorkerFlags(): void {
+  if (WORKER_NODE_FLAGS.every((f) => process.execArgv.includes(f))) return;
+  const again = spawnSync(process.execPath, [...workerExecArgv(), ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(again.status ?? 1);
 }
 
 const JEMALLOC_PATHS = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
