@@ -9,7 +9,7 @@
 // degrees for frontal faces (3/4 profiles stay unreliable: their eye keypoints are ambiguous).
 import type { Detection } from '@mediapipe/tasks-vision';
 import { affineFromFrame, frameAt, fromFrame, iou, rollDegrees, type Box, type FaceKeypoints, type Point } from './geometry.js';
-import { DETECTION_MAX_SIDE, renderWarp, toRgbaMaxSide, warpRgbaBilinear, type RawImage } from './image.js';
+import { DETECTION_MAX_SIDE, renderWarp, toRgbaMaxSide, toRgbMaxSide, warpRgbaBilinear, type RawImage } from './image.js';
 import { getFaceDetector, type FaceDetectorModel } from './mediapipe/runtime.js';
 import { toImageData } from './mediapipe/polyfills.js';
 
@@ -233,7 +233,7 @@ export async function refineFace(src: RawImage, face: DetectedFace, grid: Refine
   // Work on a copy where the face is about REFINE_SIZE / 2 px, so the crops need no further reduction.
   const s = Math.min(1, REFINE_SIZE / 2 / sizeOf(face));
   if (s < 0.8) {
-    const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
+    const small = await toRgbMaxSide(src, Math.max(src.width, src.height) * s);
     const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
@@ -258,7 +258,7 @@ export interface FaceSeed {
 export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
   const s = Math.min(1, REFINE_SIZE / 2 / seed.size);
   if (s < 0.8) {
-    const small = await toRgbaMaxSide(src, Math.max(src.width, src.height) * s);
+    const small = await toRgbMaxSide(src, Math.max(src.width, src.height) * s);
     const k = small.scale;
     const r = await refineAroundSeed(small.image, { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, grid);
     return r && scaleFace(r, k, 0, 0);

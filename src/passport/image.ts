@@ -256,15 +256,25 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
 }
 
 /** RGBA copy with the long side at most maxSide (never enlarged), for the detector. */
-export async function toRgbaMaxSide(img: RawImage, maxSide: number): Promise<{ image: RawImage; scale: number }> {
+export function toRgbaMaxSide(img: RawImage, maxSide: number): Promise<{ image: RawImage; scale: number }> {
+  return copyMaxSide(img, maxSide, 4);
+}
+
+/** The same copy as toRgbaMaxSide without its alpha (the same R, G, B bytes): for the refinement crops, which warp RGB. */
+export function toRgbMaxSide(img: RawImage, maxSide: number): Promise<{ image: RawImage; scale: number }> {
+  return copyMaxSide(img, maxSide, 3);
+}
+
+async function copyMaxSide(img: RawImage, maxSide: number, channels: 3 | 4): Promise<{ image: RawImage; scale: number }> {
   const s = Math.min(1, maxSide / Math.max(img.width, img.height));
   const w = Math.max(1, Math.round(img.width * s));
   const h = Math.max(1, Math.round(img.height * s));
   let pipeline = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
   if (s < 1) pipeline = pipeline.resize(w, h, { kernel: 'lanczos3', fit: 'fill' });
-  const { data, info } = await pipeline.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  pipeline = channels === 4 ? pipeline.ensureAlpha() : pipeline.removeAlpha();
+  const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
   return {
-    image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 4 },
+    image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels },
     scale: info.width / img.width,
   };
 }
