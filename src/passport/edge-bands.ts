@@ -80,21 +80,17 @@ interface BandReply {
   fg: Uint8Array;
 }
 
-/** What the edge thread is sent: the job with only the source rows the band reads. */
-export interface BandRequest {
+/** What the edge thread is sent: the job with only the source rows the band reads, and the band's first row. */
+export interface BandRequest extends Omit<PhotoRender, 'source'> {
   rows: { data: Uint8Array; width: number; top: number; height: number; fullHeight: number };
-  map: AffineMap;
-  width: number;
-  height: number;
-  fill: Rgb;
-  mask: { data: Float32Array; width: number; height: number; map: AffineMap };
   v0: number;
 }
 
 /** The bottom band's work (on the edge thread, or here when it fails): rows [v0, height), rendered and refined. */
 export function renderAndRefineBand(m: BandRequest): BandReply {
-  const job: PhotoRender = { source: { data: m.rows.data, width: m.rows.width, height: m.rows.height, channels: 3 }, map: m.map, width: m.width, height: m.height, fill: m.fill, mask: m.mask };
-  const band = renderRows(job, m.v0, m.height, { image: job.source, top: m.rows.top, fullHeight: m.rows.fullHeight });
+  const { rows, v0, ...rest } = m;
+  const job: PhotoRender = { ...rest, source: { data: rows.data, width: rows.width, height: rows.height, channels: 3 } };
+  const band = renderRows(job, v0, m.height, { image: job.source, top: rows.top, fullHeight: rows.fullHeight });
   const { alpha, fg } = refineEdgesWhole(band.image, band.prob, band.inside, m.height);
   return { image: band.image.data, inside: band.inside, alpha, fg: fg.data };
 }

@@ -229,11 +229,18 @@ export const REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: REFINE_A
 const sizeOf = (f: DetectedFace): number => Math.max(f.box.width, f.box.height);
 const centreOf = (f: DetectedFace): Point => ({ x: f.box.x + f.box.width / 2, y: f.box.y + f.box.height / 2 });
 
+/**
+ * The copy refinement works on: reduced so that a face of `faceSize` px is about REFINE_SIZE / 2,
+ * so the crops need no further reduction; null when `src` is close enough to that already.
+ */
+async function refinementCopy(src: RawImage, faceSize: number): Promise<{ image: RawImage; scale: number } | null> {
+  const s = Math.min(1, REFINE_SIZE / 2 / faceSize);
+  return s < 0.8 ? toRgbMaxSide(src, Math.max(src.width, src.height) * s) : null;
+}
+
 export async function refineFace(src: RawImage, face: DetectedFace, grid: RefineGrid = REFINE_GRID): Promise<{ face: DetectedFace; refined: boolean }> {
-  // Work on a copy where the face is about REFINE_SIZE / 2 px, so the crops need no further reduction.
-  const s = Math.min(1, REFINE_SIZE / 2 / sizeOf(face));
-  if (s < 0.8) {
-    const small = await toRgbMaxSide(src, Math.max(src.width, src.height) * s);
+  const small = await refinementCopy(src, sizeOf(face));
+  if (small) {
     const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
@@ -256,9 +263,8 @@ export interface FaceSeed {
  * RGBA): null when no crop finds it. On the same copy scale as refineFace.
  */
 export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
-  const s = Math.min(1, REFINE_SIZE / 2 / seed.size);
-  if (s < 0.8) {
-    const small = await toRgbMaxSide(src, Math.max(src.width, src.height) * s);
+  const small = await refinementCopy(src, seed.size);
+  if (small) {
     const k = small.scale;
     const r = await refineAroundSeed(small.image, { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, grid);
     return r && scaleFace(r, k, 0, 0);
