@@ -121,6 +121,22 @@ export class CrashSite {
   }
 }
 
+/**
+ * Waits until the uploads whose jobs survived a kill have run: each job deletes its staged file
+ * last (finished or refused), and the start-up reconcile clears staged files without a job. A
+ * fixed pause was not enough on a slow machine: a replacement still running between a listing and
+ * the download of the listed URL moved the image under the test.
+ */
+export async function stagedUploadsFinished(dataDir: string, timeoutMs = 60_000): Promise<void> {
+  const staging = path.join(dataDir, 'storage', '_staging');
+  const left = () => (fs.existsSync(staging) ? fs.readdirSync(staging, { recursive: true }).filter((f) => fs.statSync(path.join(staging, String(f))).isFile()) : []);
+  const deadline = Date.now() + timeoutMs;
+  while (left().length > 0) {
+    if (Date.now() > deadline) throw new Error(`staged uploads still waiting for their jobs after ${timeoutMs} ms: ${left().join(', ')}`);
+    await sleep(100);
+  }
+}
+
 /** Mocha hooks for a suite on one CrashSite: made (and a tree started, unless told not to) before, removed after. */
 export function useCrashSite(options: { startTree?: boolean } = {}): () => CrashSite {
   let site: CrashSite | null = null;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request, upload } from '../harness/http.js';
-import { assertNothingLost, nothingYet, sha256, sleep, uploadAcknowledged, useCrashSite } from './crash-helpers.js';
+import { assertNothingLost, nothingYet, sha256, sleep, stagedUploadsFinished, uploadAcknowledged, useCrashSite } from './crash-helpers.js';
 
 describe('crash: SIGKILL of the whole npm start while uploads are in flight', function () {
   this.timeout(300_000);
@@ -33,8 +33,8 @@ describe('crash: SIGKILL of the whole npm start while uploads are in flight', fu
 
     const tree = await site().start();
     console.log(`      ${/reconcile .*/.exec(tree.output())?.[0]}`);
-    // Unanswered uploads whose job survived in Redis finish after the restart; give them a moment.
-    await sleep(3000);
+    // Unanswered uploads whose job survived in Redis finish after the restart.
+    await stagedUploadsFinished(site().dataDir);
     await assertNothingLost(tree, ack);
   });
 

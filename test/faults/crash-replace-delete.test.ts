@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request } from '../harness/http.js';
-import { assertNothingLost, nothingYet, sha256, sleep, uploadAcknowledged, useCrashSite, type PictorTree } from './crash-helpers.js';
+import { assertNothingLost, nothingYet, sha256, sleep, stagedUploadsFinished, uploadAcknowledged, useCrashSite, type PictorTree } from './crash-helpers.js';
 
 const COUNT = 12;
 
@@ -51,7 +51,9 @@ describe('crash: SIGKILL of the whole npm start during replacements and deletes'
 
     const tree = await site().start();
     console.log(`      ${/reconcile .*/.exec(tree.output())?.[0]}`);
-    await sleep(3000); // replacements whose jobs survived finish
+    const waited = performance.now();
+    await stagedUploadsFinished(site().dataDir); // replacements whose jobs survived finish
+    console.log(`      the surviving replacement jobs finished ${Math.round(performance.now() - waited)} ms after the start`);
     const listed = await listedByPublicId(tree);
     for (let i = 0; i < COUNT; i++) {
       const publicId = `rep/${i}`;
