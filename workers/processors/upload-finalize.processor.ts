@@ -22,14 +22,17 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       if (!done) throw new ServiceError('bad_request', 'The staged upload is gone; please upload again');
       return toResult(done, false);
     }
+    // Faces and placeholders (issue 18), once per version. Started as soon as the bytes are read and
+    // awaited only before the catalog write: it runs while the upload is inspected, the quota held
+    // and the original written durably, so it adds little to the upload's latency. Best effort: an
+    // image the detector or the placeholder encoder cannot handle is still a valid upload (stored
+    // without a preview; gravity=face then falls back to attention). For an upload refused below,
+    // its work is wasted, bounded like the inspection's (the same pixel limit, the first frame).
+    const previewing = ctx.libvips.run(() => describeImage(bytes, data.maxInputPixels)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     try {
       // The front door hashed the file as it arrived; a staged object of another size is hashed anew.
       const knownSha256 = bytes.length === data.stagedBytes ? data.stagedSha256 : undefined;
       const info = await ctx.libvips.run(() => inspectUpload(bytes, data.maxInputPixels, knownSha256, ctx.config.maxAnimatedFrames));
-      // Faces and placeholders (issue 18), once per version. Started here and awaited only before the
-      // catalog write: it runs while the quota is held and the original is written durably, so it
-      // adds little to the upload's latency. previewOf never rejects.
-      const previewing = ctx.libvips.run(() => previewOf(bytes, data.maxInputPixels, info.frames, ctx));
       const existing = await findImage(catalog, data.userId, data.publicId);
       let heldBytes = 0;
       if (!existing || existing.uploadId !== data.uploadId) {
@@ -65,7 +68,9 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
         metadata: originalMetadata(entry),
         sha256: info.checksum,
       });
-      const { image, previous, settled } = await recordUpload(catalog, { ...entry, preview: await previewing }, { existing, heldBytes });
+      const preview = await previewing;
+      if (preview instanceof Error) ctx.log.warn({ err: preview }, 'upload preview (faces, placeholders) failed; stored without it');
+      const { image, previous, settled } = await recordUpload(catalog, { ...entry, preview: preview instanceof Error ? null : { ...preview, frames: info.frames } }, { existing, heldBytes });
       // Settled: the hold went with the usage delta. Otherwise (a re-run) a hold may be left.
       if (!settled) await releaseStorageHold(catalog, data.userId, data.uploadId);
       if (previous) {
@@ -86,19 +91,6 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       throw err;
     }
   };
-}
-
-/**
- * Faces and placeholders of the original. Best effort: an image the detector or the placeholder
- * encoder cannot handle is still a valid upload (gravity=face then falls back to attention).
- */
-async function previewOf(bytes: Buffer, maxInputPixels: number, frames: number, ctx: ProcessorContext): Promise<ImagePreview | null> {
-  try {
-    return await describeImage(bytes, maxInputPixels, frames);
-  } catch (err) {
-    ctx.log.warn({ err }, 'upload preview (faces, placeholders) failed; stored without it');
-    return null;
-  }
 }
 
 function toResult(
