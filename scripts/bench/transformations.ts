@@ -3,8 +3,9 @@
 //   1. a cache miss with gravity=face (faces precomputed at upload: a focus point) vs gravity=center;
 //   2. the finalize job's new work per ~1 MB JPEG upload (faces, ThumbHash, dominant colour, LQIP):
 //      what it adds to the job, which starts it before the upload inspection, the image lookup,
-//      the quota hold and the original's durable write and awaits it after them (the embedded catalog runs in a child
-//      process, as under `npm start`), and what it costs alone (wall and CPU).
+//      the quota hold and the original's durable write and awaits it after them (the embedded
+//      catalog runs in a child process, as under `npm start`), and what it costs alone (wall and
+//      CPU).
 // Usage: node dist/scripts/bench/transformations.js   (BENCH_PHOTOS: folder of JPEGs, BENCH_ROUNDS)
 // Runs with a worker's node flags (it starts itself again with them when missing).
 import { fork } from 'node:child_process';
@@ -100,9 +101,10 @@ async function main(): Promise<void> {
   // has read the staged bytes and awaits it before the catalog record; in between it inspects the
   // upload, looks the image up, holds the quota (a journaled catalog write) and writes the original
   // durably. Those four steps run here as the job runs them: the embedded catalog in its own
-  // process, as `npm start` runs it, and LocalStorage with fsync in a temporary folder. Alternating samples, with and
-  // without the preview alongside, so both see the same machine. The step alone and its CPU time
-  // are printed too (what it costs a busy worker pool), and the inspection's part of the steps.
+  // process, as `npm start` runs it, and LocalStorage with fsync in a temporary folder.
+  // Alternating samples, with and without the preview alongside, so both see the same machine.
+  // The step alone and its CPU time are printed too (what it costs a busy worker pool), and the
+  // inspection's part of the steps.
   const storageRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-bench-finalize-'));
   const storage = new LocalStorage({ rootDir: path.join(storageRoot, 'files'), publicBaseUrl: 'http://localhost/files' });
   const catalogProcess = fork(path.join(here, 'catalog-server.js'), [path.join(storageRoot, 'catalog')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -126,8 +126,11 @@ function areaAverage(data: Uint8Array, width: number, height: number, out: Uint8
   }
 }
 
-/** `frames`: as the upload inspection counted them. */
-export async function describeImage(bytes: Buffer, maxInputPixels: number, frames = 1): Promise<ImagePreview> {
+/**
+ * Everything of the preview but its frame count, which the caller adds from the upload inspection
+ * (the finalize job starts this before the inspection has counted them).
+ */
+export async function describeImage(bytes: Buffer, maxInputPixels: number): Promise<Omit<ImagePreview, 'frames'>> {
   // First frame only; sRGB RGBA at most DETECTION_SIDE px.
   const { data, info } = await sharp(bytes, { limitInputPixels: maxInputPixels })
     .autoOrient()
@@ -159,7 +162,6 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number, frame
     thumbhash,
     dominantColor: dominantColour(thumb.data),
     lqip: await lqiping,
-    frames,
   };
 }
 

@@ -102,15 +102,15 @@ const thread = new RequestThread(new URL('./edge-thread.worker.js', import.meta.
 
 /**
  * The photo rendered (renderRows) and its edges refined (refineEdgesWhole), on two bands at once
- * (top here, bottom on the edge thread); the whole photo here when it is too small to split. A
- * failed thread's band is computed here.
+ * (top here, bottom on the edge thread) when `bothCores`; the whole photo here when not, or when
+ * it is too small to split. A failed thread's band is computed here.
  */
-export async function renderAndRefineEdges(job: PhotoRender): Promise<{ image: RawImage; inside: Uint8Array } & RefinedEdges> {
+export async function renderAndRefineEdges(job: PhotoRender, bothCores = true): Promise<{ image: RawImage; inside: Uint8Array } & RefinedEdges> {
   const { width: w, height: h } = job;
   const margin = bandMargin(h);
   // The split row is even, so both bands pair the same rows at half resolution.
   const split = 2 * Math.floor(h / 4);
-  if (split - margin < 2 || split + margin > h - 2) {
+  if (!bothCores || split - margin < 2 || split + margin > h - 2) {
     const whole = renderRows(job, 0, h);
     return { image: whole.image, inside: whole.inside, ...refineEdgesWhole(whole.image, whole.prob, whole.inside) };
   }

@@ -311,14 +311,6 @@ export interface AffineMap {
   dvy: number;
 }
 
-/**
- * Bicubic (Catmull-Rom, a = -0.5) warp of an RGB image. Output pixels whose centre falls outside
- * the source get `fill`; `inside` (0/1 per output pixel) says which ones came from the source.
- */
-export function warpRgbBicubic(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
-  return warpRgbBicubicRows({ image: src, top: 0, fullHeight: src.height }, map, width, 0, height, fill);
-}
-
 /** Some rows of a source image: `image` holds rows [top, top + image.height) of one `fullHeight` rows tall. */
 export interface SourceRows {
   image: RawImage;
@@ -327,12 +319,14 @@ export interface SourceRows {
 }
 
 /**
- * Rows [v0, v1) of warpRgbBicubic's output over the whole source, from only the source rows they
- * read (sourceRowsFor): the same values bit for bit (each pixel's coordinates are computed as on
- * the whole photo; only the row index is offset).
+ * Rows [v0, v1) of the bicubic (Catmull-Rom, a = -0.5) warp of an RGB source, from only the source
+ * rows they read (sourceRowsFor; the whole source when `src` holds all its rows): the same values
+ * bit for bit as the whole warp (each pixel's coordinates are computed as on the whole photo; only
+ * the row index is offset). Output pixels whose centre falls outside the source get `fill`;
+ * `inside` (0/1 per output pixel) says which ones came from the source.
  */
 export function warpRgbBicubicRows(src: SourceRows, map: AffineMap, width: number, v0: number, v1: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
-  if (src.image.channels !== 3) throw new Error('warpRgbBicubic expects RGB');
+  if (src.image.channels !== 3) throw new Error('warpRgbBicubicRows expects RGB');
   const height = v1 - v0;
   const out = new Uint8Array(width * height * 3);
   const inside = new Uint8Array(width * height);
@@ -495,12 +489,7 @@ function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: 
   }
 }
 
-/** Bilinear resample of a float grid (edge values extend beyond it). */
-export function warpFloatBilinear(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, height: number): Float32Array {
-  return warpFloatBilinearRows(src, sw, sh, map, width, 0, height);
-}
-
-/** Rows [v0, v1) of warpFloatBilinear's output, bit for bit. */
+/** Rows [v0, v1) of the bilinear resample of a float grid (edge values extend beyond it). */
 export function warpFloatBilinearRows(src: Float32Array, sw: number, sh: number, map: AffineMap, width: number, v0: number, v1: number): Float32Array {
   const out = new Float32Array(width * (v1 - v0));
   bilinearFloatInto(src, sw, sh, map, width, v0, v1, out);

@@ -3,7 +3,7 @@
 // (-> optional print sheet). Pure library: no HTTP, no queue. Models load once per process.
 import sharp from 'sharp';
 import { compositeOnBackground, fillOutside } from './background.js';
-import { refineEdgesWhole, renderAndRefineEdges, renderRows, type PhotoRender } from './edge-bands.js';
+import { renderAndRefineEdges, renderRows, type PhotoRender } from './edge-bands.js';
 import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck } from './compliance.js';
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
@@ -429,9 +429,9 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   let personProb: Float32Array;
   let alpha: Float32Array | null = null;
   let fg: RawImage;
-  if (removeBackground && running === 1) {
-    timer.lap('render');
-    const both = await renderAndRefineEdges(job);
+  if (removeBackground) {
+    timer.lap('render'); // rendered with its edges: counted under background
+    const both = await renderAndRefineEdges(job, running === 1);
     rendered = both;
     ({ alpha, fg } = both);
     personProb = both.alpha;
@@ -441,10 +441,6 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     personProb = whole.prob;
     fg = whole.image;
     timer.lap('render');
-    if (removeBackground) {
-      ({ alpha, fg } = refineEdgesWhole(whole.image, whole.prob, whole.inside));
-      personProb = alpha;
-    }
   }
   timer.lap('background');
 

@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { freePort } from '../../scripts/lib/redis-server.js';
 import { request, upload } from '../harness/http.js';
-import { sleep } from './fault-helpers.js';
+import { sleep, waitFor } from './fault-helpers.js';
 
 export { sleep };
 
@@ -129,12 +129,8 @@ export class CrashSite {
  */
 export async function stagedUploadsFinished(dataDir: string, timeoutMs = 60_000): Promise<void> {
   const staging = path.join(dataDir, 'storage', '_staging');
-  const left = () => (fs.existsSync(staging) ? fs.readdirSync(staging, { recursive: true }).filter((f) => fs.statSync(path.join(staging, String(f))).isFile()) : []);
-  const deadline = Date.now() + timeoutMs;
-  while (left().length > 0) {
-    if (Date.now() > deadline) throw new Error(`staged uploads still waiting for their jobs after ${timeoutMs} ms: ${left().join(', ')}`);
-    await sleep(100);
-  }
+  const staged = () => (fs.existsSync(staging) ? fs.readdirSync(staging, { recursive: true }).filter((f) => fs.statSync(path.join(staging, String(f))).isFile()) : []);
+  await waitFor('the jobs of the staged uploads to finish', async () => staged().length === 0, timeoutMs);
 }
 
 /** Mocha hooks for a suite on one CrashSite: made (and a tree started, unless told not to) before, removed after. */
