@@ -14,6 +14,7 @@
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
+import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
 import { boxMean, downsample2, type RawImage, type Rgb } from './image.js';
 
 export const MASK_REFINEMENT = {
@@ -97,8 +98,7 @@ function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array],
   const Ib = downsample2(I[2], w, h).data;
   const pl = downsample2(p, w, h).data;
   const ln = lw * lh;
-  const tmp = new Float32Array(ln);
-  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln), tmp);
+  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln));
   const mR = box(Ir);
   const mG = box(Ig);
   const mB = box(Ib);
@@ -347,19 +347,18 @@ interface Scratch {
   b1a: Float32Array;
   bF: Float32Array;
   bB: Float32Array;
-  tmp: Float32Array;
 }
 
 function scratch(n: number): Scratch {
-  return { fa: new Float32Array(n), b1a: new Float32Array(n), bF: new Float32Array(n), bB: new Float32Array(n), tmp: new Float32Array(n) };
+  return { fa: new Float32Array(n), b1a: new Float32Array(n), bF: new Float32Array(n), bB: new Float32Array(n) };
 }
 
 /** Blur fusion's smooth terms for one channel (into sc.bF / sc.bB): blurred foreground and background colours. */
 function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number, sc: Scratch): void {
   const { fa, b1a, bF, bB } = sc;
   weightByAlpha(F, B, alpha, fa, b1a);
-  boxMean(fa, w, h, r, bF, sc.tmp);
-  boxMean(b1a, w, h, r, bB, sc.tmp);
+  boxMean(fa, w, h, r, bF);
+  boxMean(b1a, w, h, r, bB);
   divideByMeanAlpha(bF, bB, bA);
 }
 
@@ -585,31 +584,39 @@ function narrowFused(
 }
 
 /** out = alpha * fg + (1 - alpha) * background. */
-export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb): RawImage {
+/**
+ * fg (through `luts`: the enhancement's tables, applied here rather than in a pass of their own)
+ * over the background colour with alpha.
+ */
+export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
   const out = new Uint8Array(fg.width * fg.height * 3);
-  blendInto(fg.data, alpha, background, new Uint8ClampedArray(out.buffer)); // the clamped view rounds natively
+  blendInto(fg.data, alpha, background, luts[0], luts[1], luts[2], new Uint8ClampedArray(out.buffer)); // the clamped view rounds natively
   return { data: out, width: fg.width, height: fg.height, channels: 3 };
 }
 
-function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, clamped: Uint8ClampedArray): void {
+function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, clamped: Uint8ClampedArray): void {
   for (let i = 0, j = 0; i < alpha.length; i++, j += 3) {
     const a = alpha[i];
-    clamped[j] = d[j] * a + background[0] * (1 - a);
-    clamped[j + 1] = d[j + 1] * a + background[1] * (1 - a);
-    clamped[j + 2] = d[j + 2] * a + background[2] * (1 - a);
+    clamped[j] = lr[d[j]] * a + background[0] * (1 - a);
+    clamped[j + 1] = lg[d[j + 1]] * a + background[1] * (1 - a);
+    clamped[j + 2] = lb[d[j + 2]] * a + background[2] * (1 - a);
   }
 }
 
-/** Fills pixels that did not come from the source (crop beyond the image) with the background. */
-export function fillOutside(img: RawImage, inside: Uint8Array, background: Rgb): RawImage {
-  const out = new Uint8Array(img.data);
-  fillWhereOutside(out, inside, background);
+/** img (through `luts`, as compositeOnBackground) with the pixels that did not come from the source (crop beyond the image) filled with the background. */
+export function fillOutside(img: RawImage, inside: Uint8Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
+  const out = new Uint8Array(img.data.length);
+  fillWhereOutside(img.data, inside, background, luts[0], luts[1], luts[2], out);
   return { ...img, data: out };
 }
 
-function fillWhereOutside(out: Uint8Array, inside: Uint8Array, background: Rgb): void {
+function fillWhereOutside(d: Uint8Array, inside: Uint8Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, out: Uint8Array): void {
   for (let i = 0, j = 0; i < inside.length; i++, j += 3) {
-    if (!inside[i]) {
+    if (inside[i]) {
+      out[j] = lr[d[j]];
+      out[j + 1] = lg[d[j + 1]];
+      out[j + 2] = lb[d[j + 2]];
+    } else {
       out[j] = background[0];
       out[j + 1] = background[1];
       out[j + 2] = background[2];

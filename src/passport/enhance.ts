@@ -67,21 +67,23 @@ function percentile(hist: Uint32Array, total: number, q: number): number {
 
 // Pixel loops are functions of their own that write into arrays they are given (image.ts says why).
 
-function meanLuma(img: RawImage, region: Region): number {
+/** Mean luma over the region, of the pixels as `luts` map them (identity by default). */
+function meanLuma(img: RawImage, region: Region, luts: ChannelLuts = IDENTITY_LUTS): number {
   const acc = new Float64Array(2);
-  sumLuma(img, region, acc);
+  sumLuma(img, region, luts, acc);
   return acc[1] ? acc[0] / acc[1] : 128;
 }
 
 /** acc[0] += luma over the region, acc[1] += its pixel count. */
-function sumLuma(img: RawImage, region: Region, acc: Float64Array): void {
+function sumLuma(img: RawImage, region: Region, luts: ChannelLuts, acc: Float64Array): void {
   let s = 0;
   let n = 0;
   const d = img.data;
+  const [lr, lg, lb] = luts;
   for (let y = Math.max(0, region.y0); y < Math.min(img.height, region.y1); y++) {
     for (let x = Math.max(0, region.x0); x < Math.min(img.width, region.x1); x++) {
       const j = (y * img.width + x) * 3;
-      s += luma(d[j], d[j + 1], d[j + 2]);
+      s += luma(lr[d[j]], lg[d[j + 1]], lb[d[j + 2]]);
       n++;
     }
   }
@@ -170,8 +172,20 @@ function levelStats(d: Uint8Array, n: number, weight: Float32Array | null, histM
   stats[4] = sb;
 }
 
+/** One lookup table per channel (R, G, B), indexed by the 8-bit value. */
+export type ChannelLuts = readonly [Uint8Array, Uint8Array, Uint8Array];
+
+function identityLut(): Uint8Array {
+  const lut = new Uint8Array(256);
+  for (let v = 0; v < 256; v++) lut[v] = v;
+  return lut;
+}
+
+/** Tables that change nothing (no enhancement). */
+export const IDENTITY_LUTS: ChannelLuts = [identityLut(), identityLut(), identityLut()];
+
 /** Per-channel lookup tables: white balance gain, then levels, then gamma. */
-export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint8Array] {
+export function enhancementLuts(p: EnhanceParams): ChannelLuts {
   const luts: Uint8Array[] = [];
   for (let c = 0; c < 3; c++) {
     const lut = new Uint8Array(256);
@@ -183,27 +197,19 @@ export function enhancementLuts(p: EnhanceParams): [Uint8Array, Uint8Array, Uint
     }
     luts.push(lut);
   }
-  return luts as [Uint8Array, Uint8Array, Uint8Array];
+  return luts as unknown as ChannelLuts;
 }
 
-export function applyEnhancement(img: RawImage, p: EnhanceParams, face: Region, measure = true): RawImage {
-  const [lr, lg, lb] = enhancementLuts(p);
-  const out = new Uint8Array(img.data.length);
-  applyLuts(img.data, out, lr, lg, lb);
-  const result: RawImage = { data: out, width: img.width, height: img.height, channels: 3 };
-  if (measure) {
-    p.faceLumaAfter = meanLuma(result, face);
-    p.changes = describeEnhancement(p);
-  }
-  return result;
-}
-
-function applyLuts(d: Uint8Array, out: Uint8Array, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array): void {
-  for (let j = 0; j < d.length; j += 3) {
-    out[j] = lr[d[j]];
-    out[j + 1] = lg[d[j + 1]];
-    out[j + 2] = lb[d[j + 2]];
-  }
+/**
+ * The enhancement's tables, with its result measured on `img` (the foreground colours it applies
+ * to): the face luma after it and the changes in words. The tables are applied where the pixels
+ * are next written anyway (the composite, the halo measure's sums), not in a pass of their own.
+ */
+export function finishEnhancement(img: RawImage, p: EnhanceParams, face: Region): ChannelLuts {
+  const luts = enhancementLuts(p);
+  p.faceLumaAfter = meanLuma(img, face, luts);
+  p.changes = describeEnhancement(p);
+  return luts;
 }
 
 /** The corrections in words, for the report. */

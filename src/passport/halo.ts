@@ -12,7 +12,9 @@
 //          mix of the person colour and the new background (the anti-aliased edge), and at least
 //          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
 //          old background is therefore not counted.
+import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
 import type { RawImage, Rgb } from './image.js';
+import { summedAreaTablesView } from './wasm/pixels.js';
 
 export const HALO = {
   RING_SHARE: 0.015,
@@ -31,81 +33,29 @@ export interface HaloMeasure {
 
 /** Planes of the summed-area table: not-person, old-bg weight, person weight, old-bg RGB, person RGB. */
 const SAT_PLANES = 9;
-let satScratch: Int32Array = new Int32Array(0);
 
 /**
  * Integer summed-area tables of the nine planes the measure averages, interleaved: entry
- * ((y * (w + 1)) + x) * 9 + k = sum of plane k over [0, x) x [0, y). All planes are 0/1 weights or
- * weighted 8-bit values, so the sums are exact (at most 255 x 50 MP < 2^31 would overflow; the
- * photo is a few hundred thousand pixels). The buffer is reused between calls.
+ * ((y * (w + 1)) + x) * 9 + k = sum of plane k over [0, x) x [0, y) (wasm/pixels.ts). All planes
+ * are 0/1 weights or weighted 8-bit values, so the sums are exact (at most 255 x 50 MP < 2^31
+ * would overflow; the photo is a few hundred thousand pixels). A view into the kernels' memory,
+ * read before any other kernel runs.
  */
-function summedAreaTables(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array): Int32Array {
-  const { width: w, height: h } = output;
-  const stride = (w + 1) * SAT_PLANES;
-  const size = stride * (h + 1);
-  if (satScratch.length < size) satScratch = new Int32Array(size);
-  const t = satScratch;
-  t.fill(0, 0, stride);
-  const sc = source.channels;
-  const oc = output.channels;
-  const sd = source.data;
-  const od = output.data;
-  for (let y = 0; y < h; y++) {
-    // Running sums along the row (plane order as in SAT_PLANES), added to the row above.
-    let n0 = 0;
-    let n1 = 0;
-    let n2 = 0;
-    let s3 = 0;
-    let s4 = 0;
-    let s5 = 0;
-    let s6 = 0;
-    let s7 = 0;
-    let s8 = 0;
-    const up = y * stride;
-    const cur = up + stride;
-    for (let k = 0; k < SAT_PLANES; k++) t[cur + k] = 0;
-    for (let x = 0, i = y * w; x < w; x++, i++) {
-      const a = alpha[i];
-      if (a < 0.5) n0++;
-      if (inside[i] && a < 0.05) {
-        n1++;
-        const j = i * sc;
-        s3 += sd[j];
-        s4 += sd[j + 1];
-        s5 += sd[j + 2];
-      }
-      if (a >= 0.98) {
-        n2++;
-        const j = i * oc;
-        s6 += od[j];
-        s7 += od[j + 1];
-        s8 += od[j + 2];
-      }
-      const o = cur + (x + 1) * SAT_PLANES;
-      const p = up + (x + 1) * SAT_PLANES;
-      t[o] = t[p] + n0;
-      t[o + 1] = t[p + 1] + n1;
-      t[o + 2] = t[p + 2] + n2;
-      t[o + 3] = t[p + 3] + s3;
-      t[o + 4] = t[p + 4] + s4;
-      t[o + 5] = t[p + 5] + s5;
-      t[o + 6] = t[p + 6] + s6;
-      t[o + 7] = t[p + 7] + s7;
-      t[o + 8] = t[p + 8] + s8;
-    }
-  }
-  return t;
+function summedAreaTables(source: RawImage, sourceLuts: ChannelLuts, output: RawImage, alpha: Float32Array, inside: Uint8Array): Int32Array {
+  return summedAreaTablesView(source.data, source.channels, sourceLuts, output.data, output.channels, alpha, inside, output.width, output.height, SAT_PLANES);
 }
 
 /**
- * `source` is the photo before background replacement (output geometry), `output` the composite,
- * `alpha` the person alpha used, `inside` which output pixels came from the input.
+ * `source` is the photo before background replacement (output geometry), read through
+ * `sourceLuts` (the enhancement's tables: the old background as it would look after the same
+ * corrections), `output` the composite, `alpha` the person alpha used, `inside` which output
+ * pixels came from the input.
  *
  * The window means are read from summed-area tables only at the ring's pixels (a few per cent of
  * the photo) instead of box-filtering nine full planes.
  */
-export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb): HaloMeasure {
-  const t = summedAreaTables(source, output, alpha, inside);
+export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, sourceLuts: ChannelLuts = IDENTITY_LUTS): HaloMeasure {
+  const t = summedAreaTables(source, sourceLuts, output, alpha, inside);
   const counts = new Int32Array(2);
   countRing(t, output, alpha, inside, background, counts);
   const [ring, halo] = counts;

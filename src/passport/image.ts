@@ -9,6 +9,7 @@
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PassportInputError } from './errors.js';
 import { withTempCopy } from './temp-copy.js';
+import { bicubicRgbRowsInto, bilinearRgbaInto, boxMeanInto } from './wasm/pixels.js';
 
 /** Interleaved 8-bit pixels, row-major, no padding. */
 export interface RawImage {
@@ -327,10 +328,14 @@ export interface SourceRows {
  */
 export function warpRgbBicubicRows(src: SourceRows, map: AffineMap, width: number, v0: number, v1: number, fill: Rgb): { image: RawImage; inside: Uint8Array } {
   if (src.image.channels !== 3) throw new Error('warpRgbBicubicRows expects RGB');
+  const reads = sourceRowsFor(map, width, v0, v1, src.fullHeight);
+  if (src.top > reads.top || src.top + src.image.height < reads.bottom || src.image.data.length < src.image.width * src.image.height * 3) {
+    throw new RangeError(`warpRgbBicubicRows: rows ${src.top}-${src.top + src.image.height} given, ${reads.top}-${reads.bottom} read`);
+  }
   const height = v1 - v0;
   const out = new Uint8Array(width * height * 3);
   const inside = new Uint8Array(width * height);
-  bicubicInto(src.image.data, src.image.width, src.fullHeight, src.top, map, width, v0, v1, fill, out, inside);
+  bicubicRgbRowsInto(src.image.data, src.image.width, src.fullHeight, src.top, map, width, v0, v1, fill, out, inside);
   return { image: { data: out, width, height, channels: 3 }, inside };
 }
 
@@ -346,147 +351,12 @@ export function sourceRowsFor(map: AffineMap, width: number, v0: number, v1: num
   return bottom > top ? { top, bottom } : { top: 0, bottom: Math.min(sourceHeight, 1) };
 }
 
-function bicubicInto(
-  s: Uint8Array,
-  sw: number,
-  sh: number,
-  srcTop: number,
-  map: AffineMap,
-  width: number,
-  v0: number,
-  v1: number,
-  fill: Rgb,
-  out: Uint8Array,
-  inside: Uint8Array,
-): void {
-  const clamped = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length);
-  const stride = sw * 3;
-  const xi = new Int32Array(4);
-  const yi = new Int32Array(4);
-  for (let v = v0; v < v1; v++) {
-    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
-    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
-    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy) {
-      const o = ((v - v0) * width + u) * 3;
-      if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
-        out[o] = fill[0];
-        out[o + 1] = fill[1];
-        out[o + 2] = fill[2];
-        continue;
-      }
-      inside[(v - v0) * width + u] = 1;
-      const fx = sx - 0.5;
-      const fy = sy - 0.5;
-      const x0 = Math.floor(fx);
-      const y0 = Math.floor(fy);
-      const tx = fx - x0;
-      const ty = fy - y0;
-      const tx2 = tx * tx;
-      const tx3 = tx2 * tx;
-      const ty2 = ty * ty;
-      const ty3 = ty2 * ty;
-      const wx0 = -0.5 * tx3 + tx2 - 0.5 * tx;
-      const wx1 = 1.5 * tx3 - 2.5 * tx2 + 1;
-      const wx2 = -1.5 * tx3 + 2 * tx2 + 0.5 * tx;
-      const wx3 = 0.5 * tx3 - 0.5 * tx2;
-      const wy0 = -0.5 * ty3 + ty2 - 0.5 * ty;
-      const wy1 = 1.5 * ty3 - 2.5 * ty2 + 1;
-      const wy2 = -1.5 * ty3 + 2 * ty2 + 0.5 * ty;
-      const wy3 = 0.5 * ty3 - 0.5 * ty2;
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
-        // interior: no clamping; the four rows unrolled
-        const p0 = (y0 - 1 - srcTop) * stride + (x0 - 1) * 3;
-        const p1 = p0 + stride;
-        const p2 = p1 + stride;
-        const p3 = p2 + stride;
-        r =
-          wy0 * (wx0 * s[p0] + wx1 * s[p0 + 3] + wx2 * s[p0 + 6] + wx3 * s[p0 + 9]) +
-          wy1 * (wx0 * s[p1] + wx1 * s[p1 + 3] + wx2 * s[p1 + 6] + wx3 * s[p1 + 9]) +
-          wy2 * (wx0 * s[p2] + wx1 * s[p2 + 3] + wx2 * s[p2 + 6] + wx3 * s[p2 + 9]) +
-          wy3 * (wx0 * s[p3] + wx1 * s[p3 + 3] + wx2 * s[p3 + 6] + wx3 * s[p3 + 9]);
-        g =
-          wy0 * (wx0 * s[p0 + 1] + wx1 * s[p0 + 4] + wx2 * s[p0 + 7] + wx3 * s[p0 + 10]) +
-          wy1 * (wx0 * s[p1 + 1] + wx1 * s[p1 + 4] + wx2 * s[p1 + 7] + wx3 * s[p1 + 10]) +
-          wy2 * (wx0 * s[p2 + 1] + wx1 * s[p2 + 4] + wx2 * s[p2 + 7] + wx3 * s[p2 + 10]) +
-          wy3 * (wx0 * s[p3 + 1] + wx1 * s[p3 + 4] + wx2 * s[p3 + 7] + wx3 * s[p3 + 10]);
-        b =
-          wy0 * (wx0 * s[p0 + 2] + wx1 * s[p0 + 5] + wx2 * s[p0 + 8] + wx3 * s[p0 + 11]) +
-          wy1 * (wx0 * s[p1 + 2] + wx1 * s[p1 + 5] + wx2 * s[p1 + 8] + wx3 * s[p1 + 11]) +
-          wy2 * (wx0 * s[p2 + 2] + wx1 * s[p2 + 5] + wx2 * s[p2 + 8] + wx3 * s[p2 + 11]) +
-          wy3 * (wx0 * s[p3 + 2] + wx1 * s[p3 + 5] + wx2 * s[p3 + 8] + wx3 * s[p3 + 11]);
-      } else {
-        for (let k = 0; k < 4; k++) {
-          xi[k] = Math.min(sw - 1, Math.max(0, x0 + k - 1)) * 3;
-          yi[k] = (Math.min(sh - 1, Math.max(0, y0 + k - 1)) - srcTop) * stride;
-        }
-        for (let j = 0; j < 4; j++) {
-          const wy = j === 0 ? wy0 : j === 1 ? wy1 : j === 2 ? wy2 : wy3;
-          const row = yi[j];
-          const p0 = row + xi[0];
-          const p1 = row + xi[1];
-          const p2 = row + xi[2];
-          const p3 = row + xi[3];
-          r += wy * (wx0 * s[p0] + wx1 * s[p1] + wx2 * s[p2] + wx3 * s[p3]);
-          g += wy * (wx0 * s[p0 + 1] + wx1 * s[p1 + 1] + wx2 * s[p2 + 1] + wx3 * s[p3 + 1]);
-          b += wy * (wx0 * s[p0 + 2] + wx1 * s[p1 + 2] + wx2 * s[p2 + 2] + wx3 * s[p3 + 2]);
-        }
-      }
-      // The clamped view rounds (half to even) and clamps natively.
-      clamped[o] = r;
-      clamped[o + 1] = g;
-      clamped[o + 2] = b;
-    }
-  }
-}
-
 /** Bilinear warp of an RGB image to RGBA (alpha 255); outside the source: `fill`. */
 export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): RawImage {
   if (src.channels !== 3) throw new Error('warpRgbaBilinear expects RGB');
   const out = new Uint8Array(width * height * 4);
-  bilinearRgbaInto(src, map, width, height, fill, out);
+  bilinearRgbaInto(src.data, src.width, src.height, map, width, height, fill, out);
   return { data: out, width, height, channels: 4 };
-}
-
-function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb, out: Uint8Array): void {
-  const { data: s, width: sw, height: sh } = src;
-  for (let v = 0; v < height; v++) {
-    // Source coordinates advance by (dux, duy) per output pixel: no multiplications in the row.
-    let sx = map.ox + 0.5 * map.dux + (v + 0.5) * map.dvx;
-    let sy = map.oy + 0.5 * map.duy + (v + 0.5) * map.dvy;
-    let o = v * width * 4;
-    for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy, o += 4) {
-      out[o + 3] = 255;
-      if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
-        out[o] = fill[0];
-        out[o + 1] = fill[1];
-        out[o + 2] = fill[2];
-        continue;
-      }
-      const fx = Math.min(sw - 1, Math.max(0, sx - 0.5));
-      const fy = Math.min(sh - 1, Math.max(0, sy - 0.5));
-      const x0 = Math.floor(fx);
-      const y0 = Math.floor(fy);
-      const x1 = Math.min(sw - 1, x0 + 1);
-      const y1 = Math.min(sh - 1, y0 + 1);
-      const tx = fx - x0;
-      const ty = fy - y0;
-      const p00 = (y0 * sw + x0) * 3;
-      const p10 = (y0 * sw + x1) * 3;
-      const p01 = (y1 * sw + x0) * 3;
-      const p11 = (y1 * sw + x1) * 3;
-      const w00 = (1 - tx) * (1 - ty);
-      const w10 = tx * (1 - ty);
-      const w01 = (1 - tx) * ty;
-      const w11 = tx * ty;
-      // + 0.5 and truncation: Math.round for these non-negative values
-      out[o] = w00 * s[p00] + w10 * s[p10] + w01 * s[p01] + w11 * s[p11] + 0.5;
-      out[o + 1] = w00 * s[p00 + 1] + w10 * s[p10 + 1] + w01 * s[p01 + 1] + w11 * s[p11 + 1] + 0.5;
-      out[o + 2] = w00 * s[p00 + 2] + w10 * s[p10 + 2] + w01 * s[p01 + 2] + w11 * s[p11 + 2] + 0.5;
-    }
-  }
 }
 
 /** Rows [v0, v1) of the bilinear resample of a float grid (edge values extend beyond it). */
@@ -518,79 +388,11 @@ function bilinearFloatInto(src: Float32Array, sw: number, sh: number, map: Affin
 
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
- * pixels actually inside the window). O(n) running sums; both passes walk memory row by row, and
- * the unclipped middle of each pass runs without edge tests.
+ * pixels actually inside the window). O(n) running sums, rows then columns (wasm/pixels.ts).
  */
-export function boxMean(
-  src: Float32Array,
-  width: number,
-  height: number,
-  r: number,
-  out: Float32Array = new Float32Array(width * height),
-  tmp: Float32Array = new Float32Array(width * height),
-): Float32Array {
-  boxRows(src, width, height, r, tmp);
-  boxColumns(tmp, width, height, r, out, new Float64Array(width));
+export function boxMean(src: Float32Array, width: number, height: number, r: number, out: Float32Array = new Float32Array(width * height)): Float32Array {
+  boxMeanInto(src, width, height, r, out);
   return out;
-}
-
-/** Horizontal pass of boxMean: window means along each row of src into tmp. */
-function boxRows(src: Float32Array, width: number, height: number, r: number, tmp: Float32Array): void {
-  const full = 1 / (2 * r + 1);
-  const xa = Math.min(r + 1, width); // x < xa: the window's left end is clipped
-  const xb = Math.max(xa, width - r - 1); // x >= xb: its right end is clipped
-  for (let y = 0; y < height; y++) {
-    const row = y * width;
-    let acc = 0;
-    for (let x = 0; x <= Math.min(r, width - 1); x++) acc += src[row + x];
-    let x = 0;
-    for (; x < xa; x++) {
-      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
-      if (x + r + 1 < width) acc += src[row + x + r + 1];
-      if (x - r >= 0) acc -= src[row + x - r];
-    }
-    for (; x < xb; x++) {
-      tmp[row + x] = acc * full;
-      acc += src[row + x + r + 1] - src[row + x - r];
-    }
-    for (; x < width; x++) {
-      tmp[row + x] = acc / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
-      if (x - r >= 0) acc -= src[row + x - r];
-    }
-  }
-}
-
-/** Vertical pass of boxMean: window means down each column of tmp into out (col: zeroed scratch, one per column). */
-function boxColumns(tmp: Float32Array, width: number, height: number, r: number, out: Float32Array, col: Float64Array): void {
-  for (let y = 0; y <= Math.min(r, height - 1); y++) {
-    const row = y * width;
-    for (let x = 0; x < width; x++) col[x] += tmp[row + x];
-  }
-  for (let y = 0; y < height; y++) {
-    const inv = 1 / (Math.min(height - 1, y + r) - Math.max(0, y - r) + 1);
-    const row = y * width;
-    const add = y + r + 1;
-    const sub = y - r;
-    if (add < height && sub >= 0) {
-      const ar = add * width;
-      const sr = sub * width;
-      for (let x = 0; x < width; x++) {
-        const c = col[x];
-        out[row + x] = c * inv;
-        col[x] = c + tmp[ar + x] - tmp[sr + x];
-      }
-      continue;
-    }
-    for (let x = 0; x < width; x++) out[row + x] = col[x] * inv;
-    if (add < height) {
-      const ar = add * width;
-      for (let x = 0; x < width; x++) col[x] += tmp[ar + x];
-    }
-    if (sub >= 0) {
-      const sr = sub * width;
-      for (let x = 0; x < width; x++) col[x] -= tmp[sr + x];
-    }
-  }
 }
 
 /** 2x2 mean downsample of a float plane (odd edges average what exists). */

@@ -8,7 +8,7 @@ import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck }
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from './head-extent.js';
-import { applyEnhancement, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
+import { finishEnhancement, IDENTITY_LUTS, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
 import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
@@ -447,11 +447,13 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // 7. enhancement (measured on the rendered photo, applied to the foreground colours)
   const faceRegion = faceRegionOnOutput(plan, face.centerA, face.boxTopB, face.boxWidth, face.boxHeight);
   let enhanceParams: EnhanceParams | null = null;
+  let luts = IDENTITY_LUTS;
   if (enhance) {
     enhanceParams = planEnhancement(rendered.image, personProb, faceRegion);
-    fg = applyEnhancement(fg, enhanceParams, faceRegion);
+    luts = finishEnhancement(fg, enhanceParams, faceRegion);
   }
-  const finalImg = alpha ? compositeOnBackground(fg, alpha, bg) : fillOutside(fg, rendered.inside, bg);
+  // The enhancement's tables are applied as the composite is written (one pass over the photo).
+  const finalImg = alpha ? compositeOnBackground(fg, alpha, bg, luts) : fillOutside(fg, rendered.inside, bg, luts);
   // The face is measured again on the produced photo (before sharpening and JPEG, which move a
   // pixel by a few levels) by the detector thread, while this thread encodes and measures the halo.
   // A face measured in the input is looked for where the plan put it (the refinement grid around
@@ -473,8 +475,7 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // composite (the JPEG's pixels before sharpening and compression, which move a pixel by a few
   // levels where the measure's distances are 28 and 40), against the old background as it would
   // look after the same corrections.
-  const haloSource = alpha ? (enhanceParams ? applyEnhancement(rendered.image, enhanceParams, faceRegion, false) : rendered.image) : null;
-  const halo = alpha && haloSource ? measureHalo(haloSource, finalImg, alpha, rendered.inside, bg) : null;
+  const halo = alpha ? measureHalo(rendered.image, finalImg, alpha, rendered.inside, bg, luts) : null;
   // The face as detected on the produced photo (on this thread if the detector thread failed);
   // the other pixel checks read the decoded JPEG.
   const of = await outFace.catch(() => measureOutputFace(outSeed ? finalImg : toRgba(finalImg), outSeed));

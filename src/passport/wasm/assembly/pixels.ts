@@ -1,0 +1,305 @@
+// Pixel kernels of the passport pipeline, in AssemblyScript (compiled to pixels.wasm by `npm run
+// build:wasm`). Each is the JavaScript loop it replaced, operation for operation: the same f64
+// arithmetic in the same order, float32 stores rounded as Float32Array's, 8-bit stores as
+// Uint8ClampedArray's (round half to even, clamp) or Uint8Array's (truncate) were. So the results
+// are bit-identical (test/passport/pixels.test.ts compares them with the former JavaScript); they
+// run ~3x faster (no bounds checks, no deoptimization, typed loads). Pointers are byte offsets
+// into this module's memory, which ../pixels.ts fills and reads.
+
+/** Where the caller may place its buffers (after this module's own static data). */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+@inline function clamp8(x: f64): u8 {
+  // Uint8ClampedArray: NaN and negatives -> 0, above 255 -> 255, else round half to even.
+  return x > 0 ? (x < 255 ? <u8>nearest<f64>(x) : 255) : 0;
+}
+
+@inline function f32at(p: usize, i: i32): f64 {
+  return <f64>load<f32>(p + (<usize>i << 2));
+}
+
+/** boxMean's horizontal pass (image.ts): window means along each row of src into tmp (float32 planes). */
+export function boxRows(src: usize, width: i32, height: i32, r: i32, tmp: usize): void {
+  const full: f64 = 1.0 / <f64>(2 * r + 1);
+  const xa = min(r + 1, width);
+  const xb = max(xa, width - r - 1);
+  const lim = min(r, width - 1);
+  for (let y = 0; y < height; y++) {
+    const s = src + (<usize>(y * width) << 2);
+    const t = tmp + (<usize>(y * width) << 2);
+    let acc: f64 = 0;
+    for (let x = 0; x <= lim; x++) acc += f32at(s, x);
+    let x = 0;
+    for (; x < xa; x++) {
+      store<f32>(t + (<usize>x << 2), <f32>(acc / <f64>(min(width - 1, x + r) - max(0, x - r) + 1)));
+      if (x + r + 1 < width) acc += f32at(s, x + r + 1);
+      if (x - r >= 0) acc -= f32at(s, x - r);
+    }
+    let pa = s + (<usize>(x + r + 1) << 2);
+    let ps = s + (<usize>(x - r) << 2);
+    let pt = t + (<usize>x << 2);
+    for (; x < xb; x++) {
+      store<f32>(pt, <f32>(acc * full));
+      acc += <f64>load<f32>(pa) - <f64>load<f32>(ps);
+      pa += 4;
+      ps += 4;
+      pt += 4;
+    }
+    for (; x < width; x++) {
+      store<f32>(t + (<usize>x << 2), <f32>(acc / <f64>(min(width - 1, x + r) - max(0, x - r) + 1)));
+      if (x - r >= 0) acc -= f32at(s, x - r);
+    }
+  }
+}
+
+/** boxMean's vertical pass: window means down each column of tmp into out; col: width f64 of scratch. */
+export function boxColumns(tmp: usize, width: i32, height: i32, r: i32, out: usize, col: usize): void {
+  memory.fill(col, 0, <usize>width << 3);
+  const lim = min(r, height - 1);
+  for (let y = 0; y <= lim; y++) {
+    const t = tmp + (<usize>(y * width) << 2);
+    for (let x = 0; x < width; x++) {
+      const c = col + (<usize>x << 3);
+      store<f64>(c, load<f64>(c) + f32at(t, x));
+    }
+  }
+  for (let y = 0; y < height; y++) {
+    const inv: f64 = 1.0 / <f64>(min(height - 1, y + r) - max(0, y - r) + 1);
+    const o = out + (<usize>(y * width) << 2);
+    const add = y + r + 1;
+    const sub = y - r;
+    if (add < height && sub >= 0) {
+      const ta = tmp + (<usize>(add * width) << 2);
+      const ts = tmp + (<usize>(sub * width) << 2);
+      for (let x = 0; x < width; x++) {
+        const cp = col + (<usize>x << 3);
+        const c = load<f64>(cp);
+        store<f32>(o + (<usize>x << 2), <f32>(c * inv));
+        store<f64>(cp, c + f32at(ta, x) - f32at(ts, x));
+      }
+      continue;
+    }
+    for (let x = 0; x < width; x++) store<f32>(o + (<usize>x << 2), <f32>(load<f64>(col + (<usize>x << 3)) * inv));
+    if (add < height) {
+      const ta = tmp + (<usize>(add * width) << 2);
+      for (let x = 0; x < width; x++) {
+        const cp = col + (<usize>x << 3);
+        store<f64>(cp, load<f64>(cp) + f32at(ta, x));
+      }
+    }
+    if (sub >= 0) {
+      const ts = tmp + (<usize>(sub * width) << 2);
+      for (let x = 0; x < width; x++) {
+        const cp = col + (<usize>x << 3);
+        store<f64>(cp, load<f64>(cp) - f32at(ts, x));
+      }
+    }
+  }
+}
+
+/**
+ * The bicubic (Catmull-Rom) render of rows [v0, v1) (image.ts, warpRgbBicubicRows): RGB source
+ * rows starting at srcTop of a source sw x sh; map (ox, oy, dux, duy, dvx, dvy) from output pixel
+ * to source; outside the source: fill. out: RGB, inside: 1 where the pixel came from the source.
+ */
+export function bicubicRgbRows(
+  s: usize, sw: i32, sh: i32, srcTop: i32,
+  ox: f64, oy: f64, dux: f64, duy: f64, dvx: f64, dvy: f64,
+  width: i32, v0: i32, v1: i32, fillR: u8, fillG: u8, fillB: u8,
+  out: usize, inside: usize,
+): void {
+  const stride = sw * 3;
+  const swf = <f64>sw;
+  const shf = <f64>sh;
+  for (let v = v0; v < v1; v++) {
+    let sx = ox + 0.5 * dux + (<f64>v + 0.5) * dvx;
+    let sy = oy + 0.5 * duy + (<f64>v + 0.5) * dvy;
+    for (let u = 0; u < width; u++) {
+      const k = (v - v0) * width + u;
+      const o = out + <usize>(k * 3);
+      if (sx < 0 || sy < 0 || sx > swf || sy > shf) {
+        store<u8>(o, fillR);
+        store<u8>(o, fillG, 1);
+        store<u8>(o, fillB, 2);
+        sx += dux;
+        sy += duy;
+        continue;
+      }
+      store<u8>(inside + <usize>k, 1);
+      const fx = sx - 0.5;
+      const fy = sy - 0.5;
+      const x0f = floor<f64>(fx);
+      const y0f = floor<f64>(fy);
+      const x0 = <i32>x0f;
+      const y0 = <i32>y0f;
+      const tx = fx - x0f;
+      const ty = fy - y0f;
+      const tx2 = tx * tx;
+      const tx3 = tx2 * tx;
+      const ty2 = ty * ty;
+      const ty3 = ty2 * ty;
+      const wx0 = -0.5 * tx3 + tx2 - 0.5 * tx;
+      const wx1 = 1.5 * tx3 - 2.5 * tx2 + 1;
+      const wx2 = -1.5 * tx3 + 2 * tx2 + 0.5 * tx;
+      const wx3 = 0.5 * tx3 - 0.5 * tx2;
+      const wy0 = -0.5 * ty3 + ty2 - 0.5 * ty;
+      const wy1 = 1.5 * ty3 - 2.5 * ty2 + 1;
+      const wy2 = -1.5 * ty3 + 2 * ty2 + 0.5 * ty;
+      const wy3 = 0.5 * ty3 - 0.5 * ty2;
+      let r: f64 = 0;
+      let g: f64 = 0;
+      let b: f64 = 0;
+      if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
+        const p0 = s + <usize>((y0 - 1 - srcTop) * stride + (x0 - 1) * 3);
+        const p1 = p0 + <usize>stride;
+        const p2 = p1 + <usize>stride;
+        const p3 = p2 + <usize>stride;
+        r = wy0 * (wx0 * <f64>load<u8>(p0) + wx1 * <f64>load<u8>(p0, 3) + wx2 * <f64>load<u8>(p0, 6) + wx3 * <f64>load<u8>(p0, 9)) +
+          wy1 * (wx0 * <f64>load<u8>(p1) + wx1 * <f64>load<u8>(p1, 3) + wx2 * <f64>load<u8>(p1, 6) + wx3 * <f64>load<u8>(p1, 9)) +
+          wy2 * (wx0 * <f64>load<u8>(p2) + wx1 * <f64>load<u8>(p2, 3) + wx2 * <f64>load<u8>(p2, 6) + wx3 * <f64>load<u8>(p2, 9)) +
+          wy3 * (wx0 * <f64>load<u8>(p3) + wx1 * <f64>load<u8>(p3, 3) + wx2 * <f64>load<u8>(p3, 6) + wx3 * <f64>load<u8>(p3, 9));
+        g = wy0 * (wx0 * <f64>load<u8>(p0, 1) + wx1 * <f64>load<u8>(p0, 4) + wx2 * <f64>load<u8>(p0, 7) + wx3 * <f64>load<u8>(p0, 10)) +
+          wy1 * (wx0 * <f64>load<u8>(p1, 1) + wx1 * <f64>load<u8>(p1, 4) + wx2 * <f64>load<u8>(p1, 7) + wx3 * <f64>load<u8>(p1, 10)) +
+          wy2 * (wx0 * <f64>load<u8>(p2, 1) + wx1 * <f64>load<u8>(p2, 4) + wx2 * <f64>load<u8>(p2, 7) + wx3 * <f64>load<u8>(p2, 10)) +
+          wy3 * (wx0 * <f64>load<u8>(p3, 1) + wx1 * <f64>load<u8>(p3, 4) + wx2 * <f64>load<u8>(p3, 7) + wx3 * <f64>load<u8>(p3, 10));
+        b = wy0 * (wx0 * <f64>load<u8>(p0, 2) + wx1 * <f64>load<u8>(p0, 5) + wx2 * <f64>load<u8>(p0, 8) + wx3 * <f64>load<u8>(p0, 11)) +
+          wy1 * (wx0 * <f64>load<u8>(p1, 2) + wx1 * <f64>load<u8>(p1, 5) + wx2 * <f64>load<u8>(p1, 8) + wx3 * <f64>load<u8>(p1, 11)) +
+          wy2 * (wx0 * <f64>load<u8>(p2, 2) + wx1 * <f64>load<u8>(p2, 5) + wx2 * <f64>load<u8>(p2, 8) + wx3 * <f64>load<u8>(p2, 11)) +
+          wy3 * (wx0 * <f64>load<u8>(p3, 2) + wx1 * <f64>load<u8>(p3, 5) + wx2 * <f64>load<u8>(p3, 8) + wx3 * <f64>load<u8>(p3, 11));
+      } else {
+        // Clamped taps (edges extended), one source row at a time.
+        const xi0 = min(sw - 1, max(0, x0 - 1)) * 3;
+        const xi1 = min(sw - 1, max(0, x0)) * 3;
+        const xi2 = min(sw - 1, max(0, x0 + 1)) * 3;
+        const xi3 = min(sw - 1, max(0, x0 + 2)) * 3;
+        for (let j = 0; j < 4; j++) {
+          const wy = j == 0 ? wy0 : j == 1 ? wy1 : j == 2 ? wy2 : wy3;
+          const row = s + <usize>((min(sh - 1, max(0, y0 + j - 1)) - srcTop) * stride);
+          const q0 = row + <usize>xi0;
+          const q1 = row + <usize>xi1;
+          const q2 = row + <usize>xi2;
+          const q3 = row + <usize>xi3;
+          r += wy * (wx0 * <f64>load<u8>(q0) + wx1 * <f64>load<u8>(q1) + wx2 * <f64>load<u8>(q2) + wx3 * <f64>load<u8>(q3));
+          g += wy * (wx0 * <f64>load<u8>(q0, 1) + wx1 * <f64>load<u8>(q1, 1) + wx2 * <f64>load<u8>(q2, 1) + wx3 * <f64>load<u8>(q3, 1));
+          b += wy * (wx0 * <f64>load<u8>(q0, 2) + wx1 * <f64>load<u8>(q1, 2) + wx2 * <f64>load<u8>(q2, 2) + wx3 * <f64>load<u8>(q3, 2));
+        }
+      }
+      store<u8>(o, clamp8(r));
+      store<u8>(o, clamp8(g), 1);
+      store<u8>(o, clamp8(b), 2);
+      sx += dux;
+      sy += duy;
+    }
+  }
+}
+
+/** Bilinear warp of an RGB image to RGBA, alpha 255 (image.ts, warpRgbaBilinear); outside the source: fill. */
+export function bilinearRgba(
+  s: usize, sw: i32, sh: i32,
+  ox: f64, oy: f64, dux: f64, duy: f64, dvx: f64, dvy: f64,
+  width: i32, height: i32, fillR: u8, fillG: u8, fillB: u8,
+  out: usize,
+): void {
+  const swf = <f64>sw;
+  const shf = <f64>sh;
+  const maxX = <f64>(sw - 1);
+  const maxY = <f64>(sh - 1);
+  for (let v = 0; v < height; v++) {
+    let sx = ox + 0.5 * dux + (<f64>v + 0.5) * dvx;
+    let sy = oy + 0.5 * duy + (<f64>v + 0.5) * dvy;
+    let o = out + <usize>(v * width * 4);
+    for (let u = 0; u < width; u++) {
+      store<u8>(o, 255, 3);
+      if (sx < 0 || sy < 0 || sx > swf || sy > shf) {
+        store<u8>(o, fillR);
+        store<u8>(o, fillG, 1);
+        store<u8>(o, fillB, 2);
+      } else {
+        const fx = min<f64>(maxX, max<f64>(0, sx - 0.5));
+        const fy = min<f64>(maxY, max<f64>(0, sy - 0.5));
+        const x0f = floor<f64>(fx);
+        const y0f = floor<f64>(fy);
+        const x0 = <i32>x0f;
+        const y0 = <i32>y0f;
+        const x1 = min(sw - 1, x0 + 1);
+        const y1 = min(sh - 1, y0 + 1);
+        const tx = fx - x0f;
+        const ty = fy - y0f;
+        const p00 = s + <usize>((y0 * sw + x0) * 3);
+        const p10 = s + <usize>((y0 * sw + x1) * 3);
+        const p01 = s + <usize>((y1 * sw + x0) * 3);
+        const p11 = s + <usize>((y1 * sw + x1) * 3);
+        const w00 = (1 - tx) * (1 - ty);
+        const w10 = tx * (1 - ty);
+        const w01 = (1 - tx) * ty;
+        const w11 = tx * ty;
+        // Uint8Array stores: + 0.5, truncated (Math.round for these non-negative values).
+        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00) + w10 * <f64>load<u8>(p10) + w01 * <f64>load<u8>(p01) + w11 * <f64>load<u8>(p11) + 0.5));
+        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00, 1) + w10 * <f64>load<u8>(p10, 1) + w01 * <f64>load<u8>(p01, 1) + w11 * <f64>load<u8>(p11, 1) + 0.5), 1);
+        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00, 2) + w10 * <f64>load<u8>(p10, 2) + w01 * <f64>load<u8>(p01, 2) + w11 * <f64>load<u8>(p11, 2) + 0.5), 2);
+      }
+      sx += dux;
+      sy += duy;
+      o += 4;
+    }
+  }
+}
+
+/**
+ * The halo measure's summed-area tables (halo.ts): nine interleaved i32 planes, entry
+ * ((y * (w + 1)) + x) * 9 + k = sum of plane k over [0, x) x [0, y). source is read through the
+ * three 256-entry tables at luts (R, G, B one after the other).
+ */
+export function summedAreaTables(
+  source: usize, sc: i32, luts: usize, output: usize, oc: i32, alpha: usize, inside: usize, w: i32, h: i32, t: usize,
+): void {
+  const P = 9;
+  const stride = (w + 1) * P;
+  memory.fill(t, 0, <usize>stride << 2);
+  for (let y = 0; y < h; y++) {
+    let n0: i32 = 0;
+    let n1: i32 = 0;
+    let n2: i32 = 0;
+    let s3: i32 = 0;
+    let s4: i32 = 0;
+    let s5: i32 = 0;
+    let s6: i32 = 0;
+    let s7: i32 = 0;
+    let s8: i32 = 0;
+    const up = t + (<usize>(y * stride) << 2);
+    const cur = up + (<usize>stride << 2);
+    memory.fill(cur, 0, P << 2);
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const a = <f64>load<f32>(alpha + (<usize>i << 2));
+      if (a < 0.5) n0++;
+      if (load<u8>(inside + <usize>i) != 0 && a < 0.05) {
+        n1++;
+        const j = source + <usize>(i * sc);
+        s3 += <i32>load<u8>(luts + <usize>load<u8>(j));
+        s4 += <i32>load<u8>(luts + 256 + <usize>load<u8>(j, 1));
+        s5 += <i32>load<u8>(luts + 512 + <usize>load<u8>(j, 2));
+      }
+      if (a >= 0.98) {
+        n2++;
+        const j = output + <usize>(i * oc);
+        s6 += <i32>load<u8>(j);
+        s7 += <i32>load<u8>(j, 1);
+        s8 += <i32>load<u8>(j, 2);
+      }
+      const o = cur + (<usize>((x + 1) * P) << 2);
+      const p = up + (<usize>((x + 1) * P) << 2);
+      store<i32>(o, load<i32>(p) + n0);
+      store<i32>(o, load<i32>(p, 4) + n1, 4);
+      store<i32>(o, load<i32>(p, 8) + n2, 8);
+      store<i32>(o, load<i32>(p, 12) + s3, 12);
+      store<i32>(o, load<i32>(p, 16) + s4, 16);
+      store<i32>(o, load<i32>(p, 20) + s5, 20);
+      store<i32>(o, load<i32>(p, 24) + s6, 24);
+      store<i32>(o, load<i32>(p, 28) + s7, 28);
+      store<i32>(o, load<i32>(p, 32) + s8, 32);
+    }
+  }
+}

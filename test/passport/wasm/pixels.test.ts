@@ -1,0 +1,123 @@
+// The WebAssembly pixel kernels (src/passport/wasm) against the JavaScript loops they replaced
+// (reference-js.ts): equal bit for bit on random pixels, at odd sizes, with maps that turn, enlarge,
+// reduce and reach outside the source, and windows wider than the plane. The kernels are called
+// through the module's public functions (image.ts, halo.ts' table through its view).
+import { expect } from 'chai';
+import { IDENTITY_LUTS, type ChannelLuts } from '../../../src/passport/enhance.js';
+import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
+import { summedAreaTablesView } from '../../../src/passport/wasm/pixels.js';
+import * as reference from './reference-js.js';
+
+/** A small deterministic generator (the test must not depend on Math.random's sequence). */
+function generator(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function bytes(n: number, next: () => number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(next() * 256);
+  return out;
+}
+
+/** A map turned by `deg`, sampling `step` source pixels per output pixel, from (ox, oy). */
+function turned(deg: number, step: number, ox: number, oy: number): AffineMap {
+  const a = (deg * Math.PI) / 180;
+  return { ox, oy, dux: step * Math.cos(a), duy: step * Math.sin(a), dvx: -step * Math.sin(a), dvy: step * Math.cos(a) };
+}
+
+function expectSameBytes(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string): void {
+  expect(actual.length, `${what}: length`).to.equal(expected.length);
+  for (let i = 0; i < expected.length; i++) {
+    if (!Object.is(actual[i], expected[i])) expect.fail(`${what}: first difference at ${i}: ${actual[i]} instead of ${expected[i]}`);
+  }
+}
+
+describe('passport pixel kernels (WebAssembly) equal the JavaScript they replaced', () => {
+  it('boxMean: planes from 1 x 1 to 301 x 97, radii from 1 to wider than the plane', () => {
+    const next = generator(1);
+    const sizes: Array<[number, number]> = [[1, 1], [1, 9], [9, 1], [2, 3], [17, 5], [64, 64], [301, 97], [300, 362]];
+    let checked = 0;
+    for (const [w, h] of sizes) {
+      for (const r of [1, 2, 4, 15, 40]) {
+        const src = new Float32Array(w * h);
+        for (let i = 0; i < src.length; i++) src[i] = next() * (i % 7 === 0 ? 1e-6 : 1);
+        expectSameBytes(boxMean(src, w, h, r), reference.boxMean(src, w, h, r), `${w}x${h} r${r}`);
+        checked++;
+      }
+    }
+    expect(checked).to.equal(40);
+  });
+
+  it('the bicubic render: turned, enlarged and reduced maps, partly outside the source, from a band of rows', () => {
+    const next = generator(2);
+    const sw = 211;
+    const sh = 157;
+    const source = bytes(sw * sh * 3, next);
+    const fill = [255, 250, 240] as const;
+    const maps = [turned(0, 1, 0, 0), turned(3, 1.07, 20, -4), turned(-8, 0.6, -15, 30), turned(45, 1.4, 100, -60), turned(180, 1, sw, sh), turned(1e-9, 2.5, 0.5, 0.5)];
+    let insidePixels = 0;
+    let fillPixels = 0;
+    for (const map of maps) {
+      const width = 173;
+      for (const [v0, v1] of [[0, 131], [40, 131], [0, 1]]) {
+        const out = new Uint8Array(width * (v1 - v0) * 3);
+        const inside = new Uint8Array(width * (v1 - v0));
+        reference.bicubicInto(source, sw, sh, 0, map, width, v0, v1, fill, out, inside);
+        const got = warpRgbBicubicRows({ image: { data: source, width: sw, height: sh, channels: 3 }, top: 0, fullHeight: sh }, map, width, v0, v1, fill);
+        expectSameBytes(got.image.data, out, `map ${JSON.stringify(map)} rows ${v0}-${v1}`);
+        expectSameBytes(got.inside, inside, 'inside');
+        insidePixels += inside.reduce((a, b) => a + b, 0);
+        fillPixels += inside.length - inside.reduce((a, b) => a + b, 0);
+      }
+      // Only the source rows a band reads (sourceRowsFor, as the edge thread gets them): the same pixels.
+      const { top, bottom } = sourceRowsFor(map, width, 60, 90, sh);
+      const rows = source.subarray(top * sw * 3, bottom * sw * 3);
+      const out = new Uint8Array(width * 30 * 3);
+      const inside = new Uint8Array(width * 30);
+      reference.bicubicInto(source, sw, sh, 0, map, width, 60, 90, fill, out, inside);
+      const got = warpRgbBicubicRows({ image: { data: rows, width: sw, height: bottom - top, channels: 3 }, top, fullHeight: sh }, map, width, 60, 90, fill);
+      expectSameBytes(got.image.data, out, 'band of source rows');
+    }
+    // Both branches were exercised: pixels from the source and filled ones.
+    expect(insidePixels).to.be.greaterThan(10_000);
+    expect(fillPixels).to.be.greaterThan(10_000);
+  });
+
+  it('the bilinear RGBA warp of the detector crops', () => {
+    const next = generator(3);
+    const sw = 150;
+    const sh = 101;
+    const src = { data: bytes(sw * sh * 3, next), width: sw, height: sh, channels: 3 as const };
+    for (const map of [turned(0, 1, 0, 0), turned(4, 1.3, -10, 5), turned(-4, 0.7, 40, 20), turned(90, 1, sw + 3, -2)]) {
+      const expected = new Uint8Array(192 * 160 * 4);
+      reference.bilinearRgbaInto(src, map, 192, 160, [255, 255, 255], expected);
+      expectSameBytes(warpRgbaBilinear(src, map, 192, 160, [255, 255, 255]).data, expected, `map ${JSON.stringify(map)}`);
+    }
+  });
+
+  it("the halo measure's summed-area tables, through identity and enhancement tables", () => {
+    const next = generator(4);
+    const w = 123;
+    const h = 77;
+    const n = w * h;
+    const source = { data: bytes(n * 3, next), width: w, height: h, channels: 3 as const };
+    const output = { data: bytes(n * 3, next), width: w, height: h, channels: 3 as const };
+    const alpha = new Float32Array(n);
+    // Alpha at and around the thresholds (0.05, 0.5, 0.98) as well as anywhere.
+    const edges = [0, 0.05, Math.fround(0.05), 0.5, 0.98, Math.fround(0.98), 1];
+    for (let i = 0; i < n; i++) alpha[i] = i % 5 === 0 ? edges[i % edges.length] : next();
+    const inside = new Uint8Array(n).map(() => (next() < 0.9 ? 1 : 0));
+    const gamma: ChannelLuts = [0, 1, 2].map((c) => new Uint8Array(256).map((_, v) => Math.round(255 * (v / 255) ** (0.8 + 0.1 * c)))) as unknown as ChannelLuts;
+    for (const luts of [IDENTITY_LUTS, gamma]) {
+      const expected = reference.summedAreaTables(source, luts, output, alpha, inside);
+      const got = summedAreaTablesView(source.data, 3, luts, output.data, 3, alpha, inside, w, h, 9);
+      expectSameBytes(got, expected.subarray(0, (w + 1) * 9 * (h + 1)), 'tables');
+      // The last entry sums each plane over the whole image: not trivially zero.
+      expect(got[got.length - 9]).to.be.greaterThan(0);
+    }
+  });
+});
