@@ -16,6 +16,7 @@
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
 import { boxMean, downsample2, type RawImage, type Rgb } from './image.js';
+import { blendOnBackgroundInto } from './wasm/pixels.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -590,17 +591,8 @@ function narrowFused(
  */
 export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
   const out = new Uint8Array(fg.width * fg.height * 3);
-  blendInto(fg.data, alpha, background, luts[0], luts[1], luts[2], new Uint8ClampedArray(out.buffer)); // the clamped view rounds natively
+  blendOnBackgroundInto(fg.data, luts, alpha, background, out);
   return { data: out, width: fg.width, height: fg.height, channels: 3 };
-}
-
-function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, clamped: Uint8ClampedArray): void {
-  for (let i = 0, j = 0; i < alpha.length; i++, j += 3) {
-    const a = alpha[i];
-    clamped[j] = lr[d[j]] * a + background[0] * (1 - a);
-    clamped[j + 1] = lg[d[j + 1]] * a + background[1] * (1 - a);
-    clamped[j + 2] = lb[d[j + 2]] * a + background[2] * (1 - a);
-  }
 }
 
 /** img (through `luts`, as compositeOnBackground) with the pixels that did not come from the source (crop beyond the image) filled with the background. */

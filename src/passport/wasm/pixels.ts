@@ -28,7 +28,15 @@ interface PixelKernels {
     out: number,
   ): void;
   summedAreaTables(source: number, sc: number, luts: number, output: number, oc: number, alpha: number, inside: number, w: number, h: number, t: number): void;
+  sharpenLuma(
+    data: number, w: number, h: number, k0: number, k1: number, k2: number,
+    m1: number, m2: number, x1: number, y2: number, y3: number, y: number, tmp: number, out: number,
+  ): void;
+  blendOnBackground(fg: number, luts: number, alpha: number, n: number, bgR: number, bgG: number, bgB: number, out: number): void;
+  levelStats(d: number, n: number, weight: number, maxChroma: number, histMin: number, histMax: number, stats: number): void;
 }
+
+type Luts = readonly [Uint8Array, Uint8Array, Uint8Array];
 
 function instantiate(): PixelKernels {
   const bytes = readFileSync(new URL('./pixels.wasm', import.meta.url));
@@ -80,6 +88,16 @@ function need(what: string, have: number, bytes: number): void {
   if (have < bytes) throw new RangeError(`${what}: ${have} values for ${bytes}`);
 }
 
+/** The three 256-entry tables, one after the other. */
+function putLuts(luts: Luts): number {
+  const at = alloc(768);
+  const table = u8(at, 768);
+  table.set(luts[0], 0);
+  table.set(luts[1], 256);
+  table.set(luts[2], 512);
+  return at;
+}
+
 /** boxMean (image.ts): both passes on a float plane, into out. */
 export function boxMeanInto(src: Float32Array, width: number, height: number, r: number, out: Float32Array): void {
   const n = width * height;
@@ -129,7 +147,7 @@ export function bilinearRgbaInto(src: Uint8Array, sw: number, sh: number, map: A
  * until the next call of any kernel here.
  */
 export function summedAreaTablesView(
-  source: Uint8Array, sc: number, luts: readonly [Uint8Array, Uint8Array, Uint8Array],
+  source: Uint8Array, sc: number, luts: Luts,
   output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, planes: number,
 ): Int32Array {
   const n = w * h;
@@ -139,11 +157,7 @@ export function summedAreaTablesView(
   need('halo inside', inside.length, n);
   reset();
   const s = put(source);
-  const l = alloc(768);
-  const table = u8(l, 768);
-  table.set(luts[0], 0);
-  table.set(luts[1], 256);
-  table.set(luts[2], 512);
+  const l = putLuts(luts);
   const o = put(output);
   const a = put(alpha);
   const ins = put(inside);
@@ -151,4 +165,54 @@ export function summedAreaTablesView(
   const t = alloc(size * 4);
   kernels.summedAreaTables(s, sc, l, o, oc, a, ins, w, h, t);
   return new Int32Array(kernels.memory.buffer, t, size);
+}
+
+/** The unsharp mask on luma (enhance.ts, sharpenLuma): `data` (RGB, w x h) sharpened into out. */
+export function sharpenLumaInto(
+  data: Uint8Array, w: number, h: number, k: readonly [number, number, number],
+  curve: { m1: number; m2: number; x1: number; y2: number; y3: number }, out: Uint8Array,
+): void {
+  const n = w * h;
+  need('sharpen source', data.length, n * 3);
+  need('sharpen output', out.length, n * 3);
+  reset();
+  const d = put(data);
+  const y = alloc(n * 4);
+  const tmp = alloc(n * 4);
+  const o = alloc(n * 3);
+  kernels.sharpenLuma(d, w, h, k[0], k[1], k[2], curve.m1, curve.m2, curve.x1, curve.y2, curve.y3, y, tmp, o);
+  out.set(u8(o, n * 3));
+}
+
+/** The composite (background.ts): fg (RGB) through `luts` over `background` with alpha, into out. */
+export function blendOnBackgroundInto(fg: Uint8Array, luts: Luts, alpha: Float32Array, background: Rgb, out: Uint8Array): void {
+  const n = alpha.length;
+  need('composite foreground', fg.length, n * 3);
+  need('composite output', out.length, n * 3);
+  reset();
+  const f = put(fg);
+  const l = putLuts(luts);
+  const a = put(alpha);
+  const o = alloc(n * 3);
+  kernels.blendOnBackground(f, l, a, n, background[0], background[1], background[2], o);
+  out.set(u8(o, n * 3));
+}
+
+/**
+ * The enhancement's statistics (enhance.ts): min / max channel histograms over the pixels weighing
+ * at least 0.5 (all without weights) and stats = [counted, neutral, neutral R, G, B sums].
+ */
+export function levelStatsInto(d: Uint8Array, n: number, weight: Float32Array | null, maxChroma: number, histMin: Uint32Array, histMax: Uint32Array, stats: Float64Array): void {
+  need('statistics pixels', d.length, n * 3);
+  if (weight) need('statistics weights', weight.length, n);
+  reset();
+  const p = put(d.subarray(0, n * 3));
+  const w = weight ? put(weight.subarray(0, n)) : 0;
+  const hMin = alloc(1024);
+  const hMax = alloc(1024);
+  const st = alloc(40);
+  kernels.levelStats(p, n, w, maxChroma, hMin, hMax, st);
+  histMin.set(new Uint32Array(kernels.memory.buffer, hMin, 256));
+  histMax.set(new Uint32Array(kernels.memory.buffer, hMax, 256));
+  stats.set(new Float64Array(kernels.memory.buffer, st, 5));
 }

@@ -3,9 +3,10 @@
 // reduce and reach outside the source, and windows wider than the plane. The kernels are called
 // through the module's public functions (image.ts, halo.ts' table through its view).
 import { expect } from 'chai';
-import { IDENTITY_LUTS, type ChannelLuts } from '../../../src/passport/enhance.js';
+import { compositeOnBackground } from '../../../src/passport/background.js';
+import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
-import { summedAreaTablesView } from '../../../src/passport/wasm/pixels.js';
+import { levelStatsInto, summedAreaTablesView } from '../../../src/passport/wasm/pixels.js';
 import * as reference from './reference-js.js';
 
 /** A small deterministic generator (the test must not depend on Math.random's sequence). */
@@ -118,6 +119,48 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
       expectSameBytes(got, expected.subarray(0, (w + 1) * 9 * (h + 1)), 'tables');
       // The last entry sums each plane over the whole image: not trivially zero.
       expect(got[got.length - 9]).to.be.greaterThan(0);
+    }
+  });
+
+  it('the unsharp mask on luma: photos from 1 x 1 to 257 x 131, flat and detailed', () => {
+    const next = generator(5);
+    for (const [w, h] of [[1, 1], [2, 5], [4, 4], [5, 3], [257, 131]] as const) {
+      for (const flat of [false, true]) {
+        const img = { data: flat ? new Uint8Array(w * h * 3).fill(200) : bytes(w * h * 3, next), width: w, height: h, channels: 3 as const };
+        expectSameBytes(sharpenLuma(img).data, reference.sharpenLuma(img).data, `${w}x${h}${flat ? ' flat' : ''}`);
+      }
+    }
+  });
+
+  it('the composite through the enhancement tables, alpha from 0 to 1 and beyond', () => {
+    const next = generator(6);
+    const n = 5000;
+    const fg = { data: bytes(n * 3, next), width: 100, height: 50, channels: 3 as const };
+    const alpha = new Float32Array(n).map((_, i) => (i % 10 === 0 ? [0, 1, 0.5, -0.01, 1.01][i % 5] : next()));
+    const gamma: ChannelLuts = [0, 1, 2].map((c) => new Uint8Array(256).map((_, v) => 255 - ((v * (c + 3)) % 256))) as unknown as ChannelLuts;
+    for (const luts of [IDENTITY_LUTS, gamma]) {
+      const expected = new Uint8Array(n * 3);
+      reference.blendInto(fg.data, alpha, [12, 250, 128], luts[0], luts[1], luts[2], new Uint8ClampedArray(expected.buffer));
+      expectSameBytes(compositeOnBackground(fg, alpha, [12, 250, 128], luts).data, expected, 'composite');
+    }
+  });
+
+  it("the enhancement's statistics, with and without weights", () => {
+    const next = generator(7);
+    const n = 20_000;
+    const d = bytes(n * 3, next);
+    // Near-neutral pixels too (the white balance counts them).
+    for (let i = 0; i < n; i += 3) d[3 * i + 1] = d[3 * i + 2] = d[3 * i];
+    const weight = new Float32Array(n).map((_, i) => (i % 7 === 0 ? 0.5 : next()));
+    for (const w of [null, weight]) {
+      const got = { min: new Uint32Array(256), max: new Uint32Array(256), stats: new Float64Array(5) };
+      const want = { min: new Uint32Array(256), max: new Uint32Array(256), stats: new Float64Array(5) };
+      levelStatsInto(d, n, w, ENHANCE.WB_MAX_CHROMA, got.min, got.max, got.stats);
+      reference.levelStats(d, n, w, want.min, want.max, want.stats);
+      expectSameBytes(got.min, want.min, 'min histogram');
+      expectSameBytes(got.max, want.max, 'max histogram');
+      expectSameBytes(got.stats, want.stats, 'stats');
+      expect(got.stats[1]).to.be.greaterThan(1000);
     }
   });
 });

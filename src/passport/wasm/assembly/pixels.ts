@@ -303,3 +303,110 @@ export function summedAreaTables(
     }
   }
 }
+
+@inline function clampIndex(v: i32, len: i32): i32 {
+  return v < 0 ? 0 : v >= len ? len - 1 : v;
+}
+
+/**
+ * The unsharp mask on luma (enhance.ts, sharpenLuma): luma plane y (f32), the 5-tap Gaussian
+ * (k0 centre, k1, k2) along rows into tmp (f32), then along columns, the detail curve (m1 within
+ * +-x1, m2 beyond, limited to +y2 / -y3) added to R, G and B of data into out. Edges extended.
+ */
+export function sharpenLuma(
+  data: usize, w: i32, h: i32, k0: f64, k1: f64, k2: f64,
+  m1: f64, m2: f64, x1: f64, y2: f64, y3: f64, y: usize, tmp: usize, out: usize,
+): void {
+  const n = w * h;
+  for (let i = 0; i < n; i++) {
+    const j = data + <usize>(i * 3);
+    const l = 0.2126 * <f64>load<u8>(j) + 0.7152 * <f64>load<u8>(j, 1) + 0.0722 * <f64>load<u8>(j, 2);
+    store<f32>(y + (<usize>i << 2), <f32>l);
+  }
+  for (let row = 0; row < h; row++) {
+    const o = row * w;
+    for (let x = 0; x < w; x++) {
+      const i = o + x;
+      let v: f64;
+      if (x >= 2 && x < w - 2) {
+        v = k0 * f32at(y, i) + k1 * (f32at(y, i - 1) + f32at(y, i + 1)) + k2 * (f32at(y, i - 2) + f32at(y, i + 2));
+      } else {
+        v = k0 * f32at(y, i) + k1 * (f32at(y, o + clampIndex(x - 1, w)) + f32at(y, o + clampIndex(x + 1, w))) + k2 * (f32at(y, o + clampIndex(x - 2, w)) + f32at(y, o + clampIndex(x + 2, w)));
+      }
+      store<f32>(tmp + (<usize>i << 2), <f32>v);
+    }
+  }
+  const flatEnd = m1 * x1;
+  for (let row = 0; row < h; row++) {
+    const o = row * w;
+    const a1 = clampIndex(row - 1, h) * w;
+    const b1 = clampIndex(row + 1, h) * w;
+    const a2 = clampIndex(row - 2, h) * w;
+    const b2 = clampIndex(row + 2, h) * w;
+    for (let x = 0; x < w; x++) {
+      const i = o + x;
+      const d = f32at(y, i) - (k0 * f32at(tmp, i) + k1 * (f32at(tmp, a1 + x) + f32at(tmp, b1 + x)) + k2 * (f32at(tmp, a2 + x) + f32at(tmp, b2 + x)));
+      let c = d > x1 ? flatEnd + m2 * (d - x1) : d < -x1 ? -flatEnd + m2 * (d + x1) : m1 * d;
+      c = c > y2 ? y2 : c < -y3 ? -y3 : c;
+      const j = <usize>(i * 3);
+      store<u8>(out + j, clamp8(<f64>load<u8>(data + j) + c));
+      store<u8>(out + j, clamp8(<f64>load<u8>(data + j, 1) + c), 1);
+      store<u8>(out + j, clamp8(<f64>load<u8>(data + j, 2) + c), 2);
+    }
+  }
+}
+
+/**
+ * The composite (background.ts, compositeOnBackground): fg through the three 256-entry tables at
+ * luts over the background colour with alpha (f32), rounded and clamped as Uint8ClampedArray.
+ */
+export function blendOnBackground(fg: usize, luts: usize, alpha: usize, n: i32, bgR: f64, bgG: f64, bgB: f64, out: usize): void {
+  for (let i = 0; i < n; i++) {
+    const a = <f64>load<f32>(alpha + (<usize>i << 2));
+    const j = <usize>(i * 3);
+    store<u8>(out + j, clamp8(<f64>load<u8>(luts + <usize>load<u8>(fg + j)) * a + bgR * (1 - a)));
+    store<u8>(out + j, clamp8(<f64>load<u8>(luts + 256 + <usize>load<u8>(fg + j, 1)) * a + bgG * (1 - a)), 1);
+    store<u8>(out + j, clamp8(<f64>load<u8>(luts + 512 + <usize>load<u8>(fg + j, 2)) * a + bgB * (1 - a)), 2);
+  }
+}
+
+/**
+ * The enhancement's statistics (enhance.ts, levelStats): histograms (u32 x 256 each) of the
+ * per-pixel min and max channel over the pixels whose weight (f32; 0 = no weights) is >= 0.5,
+ * and [counted, neutral, R, G, B sums of the near-neutral pixels] as f64 into stats.
+ */
+export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, histMin: usize, histMax: usize, stats: usize): void {
+  memory.fill(histMin, 0, 1024);
+  memory.fill(histMax, 0, 1024);
+  let counted: i32 = 0;
+  let neutral: i32 = 0;
+  let sr: f64 = 0;
+  let sg: f64 = 0;
+  let sb: f64 = 0;
+  for (let i = 0; i < n; i++) {
+    const j = d + <usize>(i * 3);
+    const r = <i32>load<u8>(j);
+    const g = <i32>load<u8>(j, 1);
+    const b = <i32>load<u8>(j, 2);
+    const mx = max(r, max(g, b));
+    const mn = min(r, min(g, b));
+    if (weight == 0 || <f64>load<f32>(weight + (<usize>i << 2)) >= 0.5) {
+      const pm = histMin + (<usize>mn << 2);
+      store<u32>(pm, load<u32>(pm) + 1);
+      const px = histMax + (<usize>mx << 2);
+      store<u32>(px, load<u32>(px) + 1);
+      counted++;
+    }
+    if (mx - mn < maxChroma && mx < 250 && mn > 30) {
+      neutral++;
+      sr += <f64>r;
+      sg += <f64>g;
+      sb += <f64>b;
+    }
+  }
+  store<f64>(stats, <f64>counted);
+  store<f64>(stats, <f64>neutral, 8);
+  store<f64>(stats, sr, 16);
+  store<f64>(stats, sg, 24);
+  store<f64>(stats, sb, 32);
+}
