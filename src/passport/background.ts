@@ -16,7 +16,7 @@
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
 import { boxMean, downsample2, type RawImage, type Rgb } from './image.js';
-import { blendOnBackgroundInto } from './wasm/pixels.js';
+import { blendOnBackgroundInto, tightenInto } from './wasm/pixels.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -188,32 +188,6 @@ function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
   return { i0, i1, t };
 }
 
-/** Per half-resolution cell: the tightened value every pixel it reaches takes (0 or 1), or UNDECIDED. */
-const UNDECIDED = 2;
-
-/**
- * Cells whose linear model cannot reach the tightening ramp for any colour: with R, G, B in 0..1,
- * q = aR R + aG G + aB B + b lies between b plus the negative coefficients and b plus the positive
- * ones. A pixel interpolates up to four cells with weights summing to 1, so when all of them are
- * below the ramp's low end its q is too and its tightened value is 0 (above the high end: 1): the
- * same value the full evaluation gives, without it. The margin covers float32 rounding.
- */
-function decidedCells(low: LowCoefficients, lo: number, hi: number): Uint8Array {
-  const [aR, aG, aB, b] = low.planes;
-  const out = new Uint8Array(low.width * low.height);
-  for (let i = 0; i < out.length; i++) {
-    const r = aR[i];
-    const g = aG[i];
-    const bl = aB[i];
-    const c = b[i];
-    const pos = (r > 0 ? r : 0) + (g > 0 ? g : 0) + (bl > 0 ? bl : 0);
-    const neg = (r < 0 ? r : 0) + (g < 0 ? g : 0) + (bl < 0 ? bl : 0);
-    const margin = 1e-5 * (1 + pos - neg + Math.abs(c));
-    out[i] = c + pos + margin < lo ? 0 : c + neg - margin > hi ? 1 : UNDECIDED;
-  }
-  return out;
-}
-
 interface TightenInput {
   low: LowCoefficients;
   /** The full-resolution guide (0..1 planes). */
@@ -228,97 +202,19 @@ interface TightenInput {
 
 /**
  * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
- * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`. q is evaluated only where
- * decidedCells cannot tell t (the soft edge); elsewhere t is 0 or 1 as evaluation would give. The
- * four coefficient planes are interpolated two source rows at a time.
+ * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`, as a WebAssembly kernel
+ * (wasm/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
+ * model cannot reach the ramp for any colour (R, G, B in 0..1 put q between b plus the negative
+ * coefficients and b plus the positive ones; a pixel interpolates up to four cells with weights
+ * summing to 1) give every pixel they reach 0 (below the ramp) or 1 (above it), as evaluation
+ * would; a float32 margin covers rounding. skipDecided: false evaluates every pixel (the
+ * reference the shortcut is tested against).
  */
 function combineTightened(input: TightenInput, skipDecided: boolean): Float32Array {
-  const { low, w, h, lo, hi } = input;
-  const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(low.width * low.height).fill(UNDECIDED);
+  const { low, I, w, h, lo, hi, inside } = input;
   const t = new Float32Array(w * h);
-  tightenRows(input, decided, new CoefficientRows(low, w), t);
+  tightenInto(low.planes, low.width, low.height, I, w, h, upsampleTaps(w, low.width), upsampleTaps(h, low.height), lo, hi, inside, skipDecided, t);
   return t;
-}
-
-/** The coefficient planes interpolated along x to the photo's width, two rows kept (by row parity). */
-class CoefficientRows {
-  readonly taps: UpsampleTaps;
-  private readonly slots: Float64Array[];
-  private readonly slotRow = new Int32Array([-1, -1]);
-
-  constructor(
-    private readonly low: LowCoefficients,
-    w: number,
-  ) {
-    this.taps = upsampleTaps(w, low.width);
-    this.slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
-  }
-
-  /** Row ry's four planes, side by side, computed once. */
-  row(ry: number): Float64Array {
-    const k = ry & 1;
-    const buf = this.slots[k];
-    if (this.slotRow[k] !== ry) {
-      interpolateRow(this.low.planes, ry * this.low.width, this.taps.i0, this.taps.i1, this.taps.t, buf);
-      this.slotRow[k] = ry;
-    }
-    return buf;
-  }
-}
-
-function interpolateRow(coefficients: Float32Array[], r: number, xa: Int32Array, xb: Int32Array, xt: Float64Array, buf: Float64Array): void {
-  const w = xa.length;
-  for (let p = 0; p < 4; p++) {
-    const P = coefficients[p];
-    const o = p * w;
-    for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
-  }
-}
-
-function tightenRows(input: TightenInput, decided: Uint8Array, rows: CoefficientRows, t: Float32Array): void {
-  const { I, w, h, lo, hi, inside } = input;
-  const lw = input.low.width;
-  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, input.low.height);
-  const xa = rows.taps.i0;
-  const xb = rows.taps.i1;
-  const [R, G, B] = I;
-  const f = Math.fround;
-  const span = hi - lo;
-  // Per half-resolution column: the cells of both source rows agree on a value (0 / 1), else UNDECIDED.
-  const both = new Uint8Array(lw);
-  for (let y = 0; y < h; y++) {
-    const ra = ya[y] * lw;
-    const rb = yb[y] * lw;
-    let open = false;
-    for (let x = 0; x < lw; x++) {
-      const v = decided[ra + x];
-      both[x] = v === decided[rb + x] ? v : UNDECIDED;
-      if (both[x] !== 0) open = true;
-    }
-    const row = y * w;
-    if (!open) continue; // the whole row is 0 (already)
-    let tp: Float64Array | null = null;
-    let bt: Float64Array | null = null;
-    const ty = yt[y];
-    for (let x = 0; x < w; x++) {
-      const i = row + x;
-      if (inside && !inside[i]) continue;
-      const c = both[xa[x]];
-      if (c !== UNDECIDED && c === both[xb[x]]) {
-        t[i] = c;
-        continue;
-      }
-      tp ??= rows.row(ya[y]);
-      bt ??= rows.row(yb[y]);
-      const vR = f(tp[x] + (bt[x] - tp[x]) * ty);
-      const vG = f(tp[w + x] + (bt[w + x] - tp[w + x]) * ty);
-      const vB = f(tp[2 * w + x] + (bt[2 * w + x] - tp[2 * w + x]) * ty);
-      const vb = f(tp[3 * w + x] + (bt[3 * w + x] - tp[3 * w + x]) * ty);
-      let s = (f(vR * R[i] + vG * G[i] + vB * B[i] + vb) - lo) / span;
-      s = s < 0 ? 0 : s > 1 ? 1 : s;
-      t[i] = s * s * (3 - 2 * s);
-    }
-  }
 }
 
 /**

@@ -34,6 +34,17 @@ interface PixelKernels {
   ): void;
   blendOnBackground(fg: number, luts: number, alpha: number, n: number, bgR: number, bgG: number, bgB: number, out: number): void;
   levelStats(d: number, n: number, weight: number, maxChroma: number, histMin: number, histMax: number, stats: number): void;
+  tighten(
+    aR: number, aG: number, aB: number, bb: number, lw: number, lh: number,
+    R: number, G: number, B: number, w: number, h: number,
+    xa: number, xb: number, xt: number, ya: number, yb: number, yt: number,
+    lo: number, hi: number, inside: number, skipDecided: boolean,
+    decided: number, both: number, slots: number, t: number,
+  ): void;
+  countRing(
+    t: number, output: number, oc: number, alpha: number, inside: number, w: number, h: number, ringR: number, r: number,
+    minAlpha: number, oldDistance: number, newDistance: number, minShare: number, bgR: number, bgG: number, bgB: number, counts: number,
+  ): void;
 }
 
 type Luts = readonly [Uint8Array, Uint8Array, Uint8Array];
@@ -142,14 +153,24 @@ export function bilinearRgbaInto(src: Uint8Array, sw: number, sh: number, map: A
   out.set(u8(o, width * height * 4));
 }
 
+/** The halo measure's parameters (halo.ts): ring and colour-window radii in pixels, thresholds, the new background. */
+export interface HaloParams {
+  ringR: number;
+  r: number;
+  minAlpha: number;
+  oldDistance: number;
+  newDistance: number;
+  minShare: number;
+  background: Rgb;
+}
+
 /**
- * The halo measure's summed-area tables (halo.ts), as a view into this module's memory: valid
- * until the next call of any kernel here.
+ * The halo measure (halo.ts): its summed-area tables (source read through `luts`), then the ring
+ * and halo pixel counts from them: [ring, halo].
  */
-export function summedAreaTablesView(
-  source: Uint8Array, sc: number, luts: Luts,
-  output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, planes: number,
-): Int32Array {
+export function haloCounts(
+  source: Uint8Array, sc: number, luts: Luts, output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, p: HaloParams,
+): [number, number] {
   const n = w * h;
   need('halo source', source.length, n * sc);
   need('halo output', output.length, n * oc);
@@ -161,10 +182,12 @@ export function summedAreaTablesView(
   const o = put(output);
   const a = put(alpha);
   const ins = put(inside);
-  const size = (w + 1) * planes * (h + 1);
-  const t = alloc(size * 4);
+  const t = alloc((w + 1) * 9 * (h + 1) * 4);
+  const counts = alloc(8);
   kernels.summedAreaTables(s, sc, l, o, oc, a, ins, w, h, t);
-  return new Int32Array(kernels.memory.buffer, t, size);
+  kernels.countRing(t, o, oc, a, ins, w, h, p.ringR, p.r, p.minAlpha, p.oldDistance, p.newDistance, p.minShare, p.background[0], p.background[1], p.background[2], counts);
+  const c = new Int32Array(kernels.memory.buffer, counts, 2);
+  return [c[0], c[1]];
 }
 
 /** The unsharp mask on luma (enhance.ts, sharpenLuma): `data` (RGB, w x h) sharpened into out. */
@@ -215,4 +238,46 @@ export function levelStatsInto(d: Uint8Array, n: number, weight: Float32Array | 
   histMin.set(new Uint32Array(kernels.memory.buffer, hMin, 256));
   histMax.set(new Uint32Array(kernels.memory.buffer, hMax, 256));
   stats.set(new Float64Array(kernels.memory.buffer, st, 5));
+}
+
+/** Bilinear upsampling taps along one axis (background.ts, upsampleTaps). */
+interface Taps {
+  i0: Int32Array;
+  i1: Int32Array;
+  t: Float64Array;
+}
+
+/**
+ * The guided filter's tightened output (background.ts, combineTightened): the half-resolution
+ * coefficient planes [aR, aG, aB, b] (lw x lh), the guide's R, G, B planes (w x h), the taps
+ * along x and y, the ramp, `inside` (or none); into t (w x h).
+ */
+export function tightenInto(
+  low: Float32Array[], lw: number, lh: number, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,
+  x: Taps, y: Taps, lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
+): void {
+  const ln = lw * lh;
+  const n = w * h;
+  for (const plane of low) need('tighten coefficients', plane.length, ln);
+  for (const plane of I) need('tighten guide', plane.length, n);
+  if (inside) need('tighten inside', inside.length, n);
+  need('tighten taps', Math.min(x.i0.length, x.i1.length, x.t.length), w);
+  need('tighten taps', Math.min(y.i0.length, y.i1.length, y.t.length), h);
+  need('tighten output', t.length, n);
+  reset();
+  const [aR, aG, aB, bb] = low.map((plane) => put(plane.subarray(0, ln)));
+  const [R, G, B] = I.map((plane) => put(plane.subarray(0, n)));
+  const xa = put(x.i0);
+  const xb = put(x.i1);
+  const xt = put(x.t);
+  const ya = put(y.i0);
+  const yb = put(y.i1);
+  const yt = put(y.t);
+  const ins = inside ? put(inside) : 0;
+  const decided = alloc(ln);
+  const both = alloc(lw);
+  const slots = alloc(2 * 4 * w * 8);
+  const out = alloc(n * 4);
+  kernels.tighten(aR, aG, aB, bb, lw, lh, R, G, B, w, h, xa, xb, xt, ya, yb, yt, lo, hi, ins, skipDecided, decided, both, slots, out);
+  t.set(f32(out, n));
 }

@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { compositeOnBackground } from '../../../src/passport/background.js';
 import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
-import { levelStatsInto, summedAreaTablesView } from '../../../src/passport/wasm/pixels.js';
+import { measureHalo } from '../../../src/passport/halo.js';
+import { levelStatsInto, tightenInto } from '../../../src/passport/wasm/pixels.js';
 import * as reference from './reference-js.js';
 
 /** A small deterministic generator (the test must not depend on Math.random's sequence). */
@@ -100,25 +101,39 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
     }
   });
 
-  it("the halo measure's summed-area tables, through identity and enhancement tables", () => {
+  it("the halo measure: its summed-area tables and ring counts, through identity and enhancement tables", () => {
     const next = generator(4);
     const w = 123;
     const h = 77;
     const n = w * h;
-    const source = { data: bytes(n * 3, next), width: w, height: h, channels: 3 as const };
-    const output = { data: bytes(n * 3, next), width: w, height: h, channels: 3 as const };
+    // The old background grey-blue; the output mostly the new white, with pixels like the old
+    // background, like the person and anything, so that every branch of the count is taken.
+    const source = { data: new Uint8Array(n * 3).map((_, i) => [90, 110, 140][i % 3] + Math.floor(next() * 20)), width: w, height: h, channels: 3 as const };
+    const output = { data: new Uint8Array(n * 3), width: w, height: h, channels: 3 as const };
+    for (let i = 0; i < n; i++) {
+      const pick = next();
+      const colour = pick < 0.3 ? [255, 255, 255] : pick < 0.6 ? [95, 115, 150] : pick < 0.8 ? [200, 150, 120] : [next() * 255, next() * 255, next() * 255];
+      for (let c = 0; c < 3; c++) output.data[i * 3 + c] = Math.floor(colour[c]);
+    }
     const alpha = new Float32Array(n);
-    // Alpha at and around the thresholds (0.05, 0.5, 0.98) as well as anywhere.
+    // A person on the left half (alpha 1), background on the right, a soft band between, and
+    // values at the thresholds (0.05, 0.5, 0.98).
     const edges = [0, 0.05, Math.fround(0.05), 0.5, 0.98, Math.fround(0.98), 1];
-    for (let i = 0; i < n; i++) alpha[i] = i % 5 === 0 ? edges[i % edges.length] : next();
-    const inside = new Uint8Array(n).map(() => (next() < 0.9 ? 1 : 0));
+    for (let i = 0; i < n; i++) {
+      const x = i % w;
+      alpha[i] = i % 11 === 0 ? edges[i % edges.length] : x < 50 ? 1 : x > 70 ? 0 : next();
+    }
+    const inside = new Uint8Array(n).map(() => (next() < 0.95 ? 1 : 0));
     const gamma: ChannelLuts = [0, 1, 2].map((c) => new Uint8Array(256).map((_, v) => Math.round(255 * (v / 255) ** (0.8 + 0.1 * c)))) as unknown as ChannelLuts;
     for (const luts of [IDENTITY_LUTS, gamma]) {
-      const expected = reference.summedAreaTables(source, luts, output, alpha, inside);
-      const got = summedAreaTablesView(source.data, 3, luts, output.data, 3, alpha, inside, w, h, 9);
-      expectSameBytes(got, expected.subarray(0, (w + 1) * 9 * (h + 1)), 'tables');
-      // The last entry sums each plane over the whole image: not trivially zero.
-      expect(got[got.length - 9]).to.be.greaterThan(0);
+      const table = reference.summedAreaTables(source, luts, output, alpha, inside);
+      const want = new Int32Array(2);
+      reference.countRing(table, output, alpha, inside, [255, 255, 255], want);
+      const got = measureHalo(source, output, alpha, inside, [255, 255, 255], luts);
+      expect(got.ringPixels).to.equal(want[0]);
+      expect(got.share).to.equal(want[1] / want[0]);
+      expect(want[0], 'ring pixels').to.be.greaterThan(500);
+      expect(want[1], 'halo pixels').to.be.greaterThan(50);
     }
   });
 
@@ -161,6 +176,30 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
       expectSameBytes(got.max, want.max, 'max histogram');
       expectSameBytes(got.stats, want.stats, 'stats');
       expect(got.stats[1]).to.be.greaterThan(1000);
+    }
+  });
+
+  it("the guided filter's tightening at the soft edge, with and without the decided-cell shortcut", () => {
+    const next = generator(8);
+    for (const [w, h] of [[2, 2], [7, 5], [241, 180]] as const) {
+      const lw = Math.ceil(w / 2);
+      const lh = Math.ceil(h / 2);
+      // Coefficients: most cells far below or above the ramp (decided), some near it.
+      const low = [0, 1, 2, 3].map((p) => new Float32Array(lw * lh).map((_, i) => {
+        const kind = (i * 7 + p) % 5;
+        return p < 3 ? (next() - 0.5) * (kind === 0 ? 2 : 0.05) : kind < 2 ? -1 + next() * 0.1 : kind < 4 ? 1.5 + next() * 0.1 : next();
+      }));
+      const I = [0, 1, 2].map(() => new Float32Array(w * h).map(() => Math.fround(next()))) as [Float32Array, Float32Array, Float32Array];
+      const inside = new Uint8Array(w * h).map(() => (next() < 0.9 ? 1 : 0));
+      for (const skip of [true, false]) {
+        for (const ins of [inside, undefined]) {
+          const want = reference.combineTightened({ low: { planes: low, width: lw, height: lh }, I, w, h, lo: 0.3, hi: 0.8, inside: ins }, skip);
+          const got = new Float32Array(w * h);
+          tightenInto(low, lw, lh, I, w, h, reference.upsampleTaps(w, lw), reference.upsampleTaps(h, lh), 0.3, 0.8, ins, skip, got);
+          expectSameBytes(got, want, `${w}x${h} skip ${skip} inside ${Boolean(ins)}`);
+          if (w > 100) expect(want.filter((v) => v > 0 && v < 1).length, 'pixels on the ramp').to.be.greaterThan(500);
+        }
+      }
     }
   });
 });

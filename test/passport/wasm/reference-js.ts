@@ -2,6 +2,7 @@
 // the kernels must equal bit for bit (pixels.test.ts). Not used by the service.
 import type { AffineMap, RawImage, Rgb } from '../../../src/passport/image.js';
 import { ENHANCE, type ChannelLuts } from '../../../src/passport/enhance.js';
+import { HALO } from '../../../src/passport/halo.js';
 import { luma } from '../../../src/passport/image.js';
 
 export function bicubicInto(
@@ -405,6 +406,240 @@ export function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, l
     clamped[j] = lr[d[j]] * a + background[0] * (1 - a);
     clamped[j + 1] = lg[d[j + 1]] * a + background[1] * (1 - a);
     clamped[j + 2] = lb[d[j + 2]] * a + background[2] * (1 - a);
+  }
+}
+
+
+/** counts[0] = ring pixels, counts[1] = halo pixels among them (a loop of its own: image.ts says why). */
+export function countRing(t: Int32Array, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, counts: Int32Array): void {
+  const { width: w, height: h } = output;
+  const ringR = Math.max(2, Math.round(HALO.RING_SHARE * h));
+  const r = Math.max(4, Math.round(HALO.OLD_BG_RADIUS_SHARE * h));
+  const stride = (w + 1) * SAT_PLANES;
+  const P = SAT_PLANES;
+  let ring = 0;
+  let halo = 0;
+  const oc = output.channels;
+  const od = output.data;
+  for (let y = 0; y < h; y++) {
+    // Window rows (clipped): the ring's reach and the colour-mean radius.
+    const n0 = Math.max(0, y - ringR) * stride;
+    const n1 = Math.min(h, y + ringR + 1) * stride;
+    const wy0 = Math.max(0, y - r);
+    const wy1 = Math.min(h, y + r + 1);
+    const m0 = wy0 * stride;
+    const m1 = wy1 * stride;
+    for (let x = 0, i = y * w; x < w; x++, i++) {
+      if (!inside[i] || alpha[i] < HALO.RING_MIN_ALPHA) continue;
+      const nx0 = Math.max(0, x - ringR) * P;
+      const nx1 = Math.min(w, x + ringR + 1) * P;
+      if (t[n1 + nx1] - t[n0 + nx1] - t[n1 + nx0] + t[n0 + nx0] <= 0) continue; // no non-person pixel within reach
+      ring++;
+      const wx0 = Math.max(0, x - r);
+      const wx1 = Math.min(w, x + r + 1);
+      const area = (wx1 - wx0) * (wy1 - wy0);
+      const a = m1 + wx1 * P; // corners of the colour window: a - b - c + d
+      const b = m0 + wx1 * P;
+      const c = m1 + wx0 * P;
+      const d = m0 + wx0 * P;
+      const bgCount = t[a + 1] - t[b + 1] - t[c + 1] + t[d + 1];
+      if (bgCount < 0.02 * area) continue; // no old background nearby to compare with
+      const j = i * oc;
+      const R = od[j];
+      const G = od[j + 1];
+      const B = od[j + 2];
+      const inv = 1 / bgCount;
+      const dOld = Math.hypot(
+        R - (t[a + 3] - t[b + 3] - t[c + 3] + t[d + 3]) * inv,
+        G - (t[a + 4] - t[b + 4] - t[c + 4] + t[d + 4]) * inv,
+        B - (t[a + 5] - t[b + 5] - t[c + 5] + t[d + 5]) * inv,
+      );
+      const dNew = Math.hypot(R - background[0], G - background[1], B - background[2]);
+      if (dOld > HALO.OLD_BG_DISTANCE || dNew < HALO.NEW_BG_DISTANCE) continue;
+      const fgCount = t[a + 2] - t[b + 2] - t[c + 2] + t[d + 2];
+      if (fgCount > 0.02 * area) {
+        const f = 1 / fgCount;
+        const person = [(t[a + 6] - t[b + 6] - t[c + 6] + t[d + 6]) * f, (t[a + 7] - t[b + 7] - t[c + 7] + t[d + 7]) * f, (t[a + 8] - t[b + 8] - t[c + 8] + t[d + 8]) * f];
+        if (distanceToSegment([R, G, B], background, person) <= dOld) continue;
+      }
+      halo++;
+    }
+  }
+  counts[0] = ring;
+  counts[1] = halo;
+}
+
+/** Distance from colour p to the segment a-b (the mixes of a and b). */
+function distanceToSegment(p: readonly number[], a: readonly number[], b: readonly number[]): number {
+  const d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+  const len2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+  let t = len2 > 0 ? ((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1] + (p[2] - a[2]) * d[2]) / len2 : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1], p[2] - a[2] - t * d[2]);
+}
+
+// background.ts' tightening before the kernel (combineTightened), verbatim, with the helpers it used.
+/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
+export interface LowCoefficients {
+  planes: Float32Array[];
+  width: number;
+  height: number;
+}
+
+interface UpsampleTaps {
+  i0: Int32Array;
+  i1: Int32Array;
+  t: Float64Array;
+}
+
+/**
+ * Bilinear taps from downsample2's half-resolution grid back to full resolution along one axis:
+ * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
+ * t[k] on the second.
+ */
+export function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
+  const i0 = new Int32Array(length);
+  const i1 = new Int32Array(length);
+  const t = new Float64Array(length);
+  for (let k = 0; k < length; k++) {
+    const f = Math.min(lowLength - 1, Math.max(0, (k + 0.5) / 2 - 0.5));
+    i0[k] = Math.floor(f);
+    i1[k] = Math.min(lowLength - 1, i0[k] + 1);
+    t[k] = f - i0[k];
+  }
+  return { i0, i1, t };
+}
+
+/** Per half-resolution cell: the tightened value every pixel it reaches takes (0 or 1), or UNDECIDED. */
+const UNDECIDED = 2;
+
+/**
+ * Cells whose linear model cannot reach the tightening ramp for any colour: with R, G, B in 0..1,
+ * q = aR R + aG G + aB B + b lies between b plus the negative coefficients and b plus the positive
+ * ones. A pixel interpolates up to four cells with weights summing to 1, so when all of them are
+ * below the ramp's low end its q is too and its tightened value is 0 (above the high end: 1): the
+ * same value the full evaluation gives, without it. The margin covers float32 rounding.
+ */
+function decidedCells(low: LowCoefficients, lo: number, hi: number): Uint8Array {
+  const [aR, aG, aB, b] = low.planes;
+  const out = new Uint8Array(low.width * low.height);
+  for (let i = 0; i < out.length; i++) {
+    const r = aR[i];
+    const g = aG[i];
+    const bl = aB[i];
+    const c = b[i];
+    const pos = (r > 0 ? r : 0) + (g > 0 ? g : 0) + (bl > 0 ? bl : 0);
+    const neg = (r < 0 ? r : 0) + (g < 0 ? g : 0) + (bl < 0 ? bl : 0);
+    const margin = 1e-5 * (1 + pos - neg + Math.abs(c));
+    out[i] = c + pos + margin < lo ? 0 : c + neg - margin > hi ? 1 : UNDECIDED;
+  }
+  return out;
+}
+
+interface TightenInput {
+  low: LowCoefficients;
+  /** The full-resolution guide (0..1 planes). */
+  I: [Float32Array, Float32Array, Float32Array];
+  w: number;
+  h: number;
+  /** The tightening ramp. */
+  lo: number;
+  hi: number;
+  inside: Uint8Array | undefined;
+}
+
+/**
+ * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
+ * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`. q is evaluated only where
+ * decidedCells cannot tell t (the soft edge); elsewhere t is 0 or 1 as evaluation would give. The
+ * four coefficient planes are interpolated two source rows at a time.
+ */
+export function combineTightened(input: TightenInput, skipDecided: boolean): Float32Array {
+  const { low, w, h, lo, hi } = input;
+  const decided = skipDecided ? decidedCells(low, lo, hi) : new Uint8Array(low.width * low.height).fill(UNDECIDED);
+  const t = new Float32Array(w * h);
+  tightenRows(input, decided, new CoefficientRows(low, w), t);
+  return t;
+}
+
+/** The coefficient planes interpolated along x to the photo's width, two rows kept (by row parity). */
+class CoefficientRows {
+  readonly taps: UpsampleTaps;
+  private readonly slots: Float64Array[];
+  private readonly slotRow = new Int32Array([-1, -1]);
+
+  constructor(
+    private readonly low: LowCoefficients,
+    w: number,
+  ) {
+    this.taps = upsampleTaps(w, low.width);
+    this.slots = [new Float64Array(4 * w), new Float64Array(4 * w)];
+  }
+
+  /** Row ry's four planes, side by side, computed once. */
+  row(ry: number): Float64Array {
+    const k = ry & 1;
+    const buf = this.slots[k];
+    if (this.slotRow[k] !== ry) {
+      interpolateRow(this.low.planes, ry * this.low.width, this.taps.i0, this.taps.i1, this.taps.t, buf);
+      this.slotRow[k] = ry;
+    }
+    return buf;
+  }
+}
+
+function interpolateRow(coefficients: Float32Array[], r: number, xa: Int32Array, xb: Int32Array, xt: Float64Array, buf: Float64Array): void {
+  const w = xa.length;
+  for (let p = 0; p < 4; p++) {
+    const P = coefficients[p];
+    const o = p * w;
+    for (let x = 0; x < w; x++) buf[o + x] = P[r + xa[x]] + (P[r + xb[x]] - P[r + xa[x]]) * xt[x];
+  }
+}
+
+function tightenRows(input: TightenInput, decided: Uint8Array, rows: CoefficientRows, t: Float32Array): void {
+  const { I, w, h, lo, hi, inside } = input;
+  const lw = input.low.width;
+  const { i0: ya, i1: yb, t: yt } = upsampleTaps(h, input.low.height);
+  const xa = rows.taps.i0;
+  const xb = rows.taps.i1;
+  const [R, G, B] = I;
+  const f = Math.fround;
+  const span = hi - lo;
+  // Per half-resolution column: the cells of both source rows agree on a value (0 / 1), else UNDECIDED.
+  const both = new Uint8Array(lw);
+  for (let y = 0; y < h; y++) {
+    const ra = ya[y] * lw;
+    const rb = yb[y] * lw;
+    let open = false;
+    for (let x = 0; x < lw; x++) {
+      const v = decided[ra + x];
+      both[x] = v === decided[rb + x] ? v : UNDECIDED;
+      if (both[x] !== 0) open = true;
+    }
+    const row = y * w;
+    if (!open) continue; // the whole row is 0 (already)
+    let tp: Float64Array | null = null;
+    let bt: Float64Array | null = null;
+    const ty = yt[y];
+    for (let x = 0; x < w; x++) {
+      const i = row + x;
+      if (inside && !inside[i]) continue;
+      const c = both[xa[x]];
+      if (c !== UNDECIDED && c === both[xb[x]]) {
+        t[i] = c;
+        continue;
+      }
+      tp ??= rows.row(ya[y]);
+      bt ??= rows.row(yb[y]);
+      const vR = f(tp[x] + (bt[x] - tp[x]) * ty);
+      const vG = f(tp[w + x] + (bt[w + x] - tp[w + x]) * ty);
+      const vB = f(tp[2 * w + x] + (bt[2 * w + x] - tp[2 * w + x]) * ty);
+      const vb = f(tp[3 * w + x] + (bt[3 * w + x] - tp[3 * w + x]) * ty);
+      let s = (f(vR * R[i] + vG * G[i] + vB * B[i] + vb) - lo) / span;
+      s = s < 0 ? 0 : s > 1 ? 1 : s;
+      t[i] = s * s * (3 - 2 * s);
+    }
   }
 }
 

@@ -410,3 +410,217 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
   store<f64>(stats, sg, 24);
   store<f64>(stats, sb, 32);
 }
+
+/**
+ * Math.hypot of three values as V8 computes it (builtins/math.tq): the largest absolute value,
+ * then a Kahan sum of the squares normalized by it, sqrt times it (the same bits: checked against
+ * Math.hypot on 12 million triples).
+ */
+function hypot3(a: f64, b: f64, c: f64): f64 {
+  const x = abs<f64>(a);
+  const y = abs<f64>(b);
+  const z = abs<f64>(c);
+  if (isNaN(a) || isNaN(b) || isNaN(c)) return x == Infinity || y == Infinity || z == Infinity ? Infinity : NaN;
+  let m: f64 = 0;
+  if (x > m) m = x;
+  if (y > m) m = y;
+  if (z > m) m = z;
+  if (m == Infinity) return Infinity;
+  if (m == 0) return 0;
+  let sum: f64 = 0;
+  let comp: f64 = 0;
+  let n = x / m;
+  let summand = n * n - comp;
+  let pre = sum + summand;
+  comp = pre - sum - summand;
+  sum = pre;
+  n = y / m;
+  summand = n * n - comp;
+  pre = sum + summand;
+  comp = pre - sum - summand;
+  sum = pre;
+  n = z / m;
+  summand = n * n - comp;
+  pre = sum + summand;
+  comp = pre - sum - summand;
+  sum = pre;
+  return sqrt<f64>(sum) * m;
+}
+
+/** Distance from colour p to the segment a-b (halo.ts, distanceToSegment). */
+function distanceToSegment(p0: f64, p1: f64, p2: f64, a0: f64, a1: f64, a2: f64, b0: f64, b1: f64, b2: f64): f64 {
+  const d0 = b0 - a0;
+  const d1 = b1 - a1;
+  const d2 = b2 - a2;
+  const len2 = d0 * d0 + d1 * d1 + d2 * d2;
+  let t: f64 = len2 > 0 ? ((p0 - a0) * d0 + (p1 - a1) * d1 + (p2 - a2) * d2) / len2 : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return hypot3(p0 - a0 - t * d0, p1 - a1 - t * d1, p2 - a2 - t * d2);
+}
+
+@inline function windowSum(t: usize, a: i32, b: i32, c: i32, d: i32, k: i32): i32 {
+  return load<i32>(t + (<usize>(a + k) << 2)) - load<i32>(t + (<usize>(b + k) << 2)) - load<i32>(t + (<usize>(c + k) << 2)) + load<i32>(t + (<usize>(d + k) << 2));
+}
+
+/**
+ * The halo measure's count (halo.ts, countRing) over the tables summedAreaTables wrote at t: ring
+ * pixels (person side, within ringR of a non-person pixel) and, among them, those that look like
+ * the old background (window radius r); counts[0] = ring, counts[1] = halo (i32).
+ */
+export function countRing(
+  t: usize, output: usize, oc: i32, alpha: usize, inside: usize, w: i32, h: i32, ringR: i32, r: i32,
+  minAlpha: f64, oldDistance: f64, newDistance: f64, minShare: f64, bgR: f64, bgG: f64, bgB: f64, counts: usize,
+): void {
+  const P = 9;
+  const stride = (w + 1) * P;
+  let ring: i32 = 0;
+  let halo: i32 = 0;
+  for (let y = 0; y < h; y++) {
+    const n0 = max(0, y - ringR) * stride;
+    const n1 = min(h, y + ringR + 1) * stride;
+    const wy0 = max(0, y - r);
+    const wy1 = min(h, y + r + 1);
+    const m0 = wy0 * stride;
+    const m1 = wy1 * stride;
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (load<u8>(inside + <usize>i) == 0 || <f64>load<f32>(alpha + (<usize>i << 2)) < minAlpha) continue;
+      const nx0 = max(0, x - ringR) * P;
+      const nx1 = min(w, x + ringR + 1) * P;
+      if (windowSum(t, n1 + nx1, n0 + nx1, n1 + nx0, n0 + nx0, 0) <= 0) continue; // no non-person pixel within reach
+      ring++;
+      const wx0 = max(0, x - r);
+      const wx1 = min(w, x + r + 1);
+      const area = <f64>((wx1 - wx0) * (wy1 - wy0));
+      const a = m1 + wx1 * P;
+      const b = m0 + wx1 * P;
+      const c = m1 + wx0 * P;
+      const d = m0 + wx0 * P;
+      const bgCount = <f64>windowSum(t, a, b, c, d, 1);
+      if (bgCount < minShare * area) continue; // no old background nearby to compare with
+      const j = output + <usize>(i * oc);
+      const R = <f64>load<u8>(j);
+      const G = <f64>load<u8>(j, 1);
+      const B = <f64>load<u8>(j, 2);
+      const inv = 1 / bgCount;
+      const dOld = hypot3(R - <f64>windowSum(t, a, b, c, d, 3) * inv, G - <f64>windowSum(t, a, b, c, d, 4) * inv, B - <f64>windowSum(t, a, b, c, d, 5) * inv);
+      const dNew = hypot3(R - bgR, G - bgG, B - bgB);
+      if (dOld > oldDistance || dNew < newDistance) continue;
+      const fgCount = <f64>windowSum(t, a, b, c, d, 2);
+      if (fgCount > minShare * area) {
+        const f = 1 / fgCount;
+        if (distanceToSegment(R, G, B, bgR, bgG, bgB, <f64>windowSum(t, a, b, c, d, 6) * f, <f64>windowSum(t, a, b, c, d, 7) * f, <f64>windowSum(t, a, b, c, d, 8) * f) <= dOld) continue;
+      }
+      halo++;
+    }
+  }
+  store<i32>(counts, ring);
+  store<i32>(counts, halo, 4);
+}
+
+const UNDECIDED: u8 = 2;
+
+/** One low row's four coefficient planes interpolated along x into buf (4 x w f64): background.ts, interpolateRow. */
+function interpolateRow(aR: usize, aG: usize, aB: usize, bb: usize, r: i32, xa: usize, xb: usize, xt: usize, w: i32, buf: usize): void {
+  for (let p = 0; p < 4; p++) {
+    const P = p == 0 ? aR : p == 1 ? aG : p == 2 ? aB : bb;
+    const o = buf + (<usize>(p * w) << 3);
+    for (let x = 0; x < w; x++) {
+      const ia = r + load<i32>(xa + (<usize>x << 2));
+      const ib = r + load<i32>(xb + (<usize>x << 2));
+      const va = f32at(P, ia);
+      store<f64>(o + (<usize>x << 3), va + (f32at(P, ib) - va) * load<f64>(xt + (<usize>x << 3)));
+    }
+  }
+}
+
+/**
+ * The tightened guided-filter output (background.ts, combineTightened): per half-resolution cell
+ * whether no colour can bring its linear model onto the ramp [lo, hi] (decided 0 / 1, unless
+ * !skipDecided), then t = smoothstep((q - lo) / (hi - lo)) with q = up(aR) R + up(aG) G + up(aB) B
+ * + up(b) evaluated only where the cells a pixel interpolates disagree or are undecided; 0
+ * outside `inside` (0: no such mask). Taps: bilinear upsampling along x (w) and y (h) as i32 i0,
+ * i32 i1, f64 weight. Scratch: decided (lw x lh), both (lw), slots (2 x 4 x w f64).
+ */
+export function tighten(
+  aR: usize, aG: usize, aB: usize, bb: usize, lw: i32, lh: i32,
+  R: usize, G: usize, B: usize, w: i32, h: i32,
+  xa: usize, xb: usize, xt: usize, ya: usize, yb: usize, yt: usize,
+  lo: f64, hi: f64, inside: usize, skipDecided: bool,
+  decided: usize, both: usize, slots: usize, t: usize,
+): void {
+  const ln = lw * lh;
+  for (let i = 0; i < ln; i++) {
+    if (!skipDecided) {
+      store<u8>(decided + <usize>i, UNDECIDED);
+      continue;
+    }
+    const r = f32at(aR, i);
+    const g = f32at(aG, i);
+    const bl = f32at(aB, i);
+    const c = f32at(bb, i);
+    const pos = (r > 0 ? r : 0) + (g > 0 ? g : 0) + (bl > 0 ? bl : 0);
+    const neg = (r < 0 ? r : 0) + (g < 0 ? g : 0) + (bl < 0 ? bl : 0);
+    const margin = 1e-5 * (1 + pos - neg + abs<f64>(c));
+    store<u8>(decided + <usize>i, c + pos + margin < lo ? 0 : c + neg - margin > hi ? 1 : UNDECIDED);
+  }
+  memory.fill(t, 0, <usize>(w * h) << 2);
+  let slot0 = -1;
+  let slot1 = -1;
+  const span = hi - lo;
+  for (let y = 0; y < h; y++) {
+    const ry0 = load<i32>(ya + (<usize>y << 2));
+    const ry1 = load<i32>(yb + (<usize>y << 2));
+    const ra = ry0 * lw;
+    const rb = ry1 * lw;
+    let open = false;
+    for (let x = 0; x < lw; x++) {
+      const v = load<u8>(decided + <usize>(ra + x));
+      const bv: u8 = v == load<u8>(decided + <usize>(rb + x)) ? v : UNDECIDED;
+      store<u8>(both + <usize>x, bv);
+      if (bv != 0) open = true;
+    }
+    if (!open) continue; // the whole row is 0 (already)
+    const row = y * w;
+    let fetched = false;
+    let tp: usize = 0;
+    let bt: usize = 0;
+    const ty = load<f64>(yt + (<usize>y << 3));
+    for (let x = 0; x < w; x++) {
+      const i = row + x;
+      if (inside != 0 && load<u8>(inside + <usize>i) == 0) continue;
+      const c = load<u8>(both + <usize>load<i32>(xa + (<usize>x << 2)));
+      if (c != UNDECIDED && c == load<u8>(both + <usize>load<i32>(xb + (<usize>x << 2)))) {
+        store<f32>(t + (<usize>i << 2), <f32>c);
+        continue;
+      }
+      if (!fetched) {
+        // The interpolated coefficient rows of ry0 and ry1, each kept in the slot of its parity.
+        tp = slots + (<usize>((ry0 & 1) * 4 * w) << 3);
+        if ((ry0 & 1 ? slot1 : slot0) != ry0) {
+          interpolateRow(aR, aG, aB, bb, ry0 * lw, xa, xb, xt, w, tp);
+          if (ry0 & 1) slot1 = ry0;
+          else slot0 = ry0;
+        }
+        bt = slots + (<usize>((ry1 & 1) * 4 * w) << 3);
+        if ((ry1 & 1 ? slot1 : slot0) != ry1) {
+          interpolateRow(aR, aG, aB, bb, ry1 * lw, xa, xb, xt, w, bt);
+          if (ry1 & 1) slot1 = ry1;
+          else slot0 = ry1;
+        }
+        fetched = true;
+      }
+      const tR = load<f64>(tp + (<usize>x << 3));
+      const tG = load<f64>(tp + (<usize>(w + x) << 3));
+      const tB = load<f64>(tp + (<usize>(2 * w + x) << 3));
+      const tb = load<f64>(tp + (<usize>(3 * w + x) << 3));
+      const vR = <f64><f32>(tR + (load<f64>(bt + (<usize>x << 3)) - tR) * ty);
+      const vG = <f64><f32>(tG + (load<f64>(bt + (<usize>(w + x) << 3)) - tG) * ty);
+      const vB = <f64><f32>(tB + (load<f64>(bt + (<usize>(2 * w + x) << 3)) - tB) * ty);
+      const vb = <f64><f32>(tb + (load<f64>(bt + (<usize>(3 * w + x) << 3)) - tb) * ty);
+      let s = (<f64><f32>(vR * f32at(R, i) + vG * f32at(G, i) + vB * f32at(B, i) + vb) - lo) / span;
+      s = s < 0 ? 0 : s > 1 ? 1 : s;
+      store<f32>(t + (<usize>i << 2), <f32>(s * s * (3 - 2 * s)));
+    }
+  }
+}
