@@ -16,7 +16,7 @@
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
 import { boxMean, downsample2, type RawImage, type Rgb } from './image.js';
-import { blendOnBackgroundInto, tightenInto } from './wasm/pixels.js';
+import { blendOnBackgroundInto, guidedCoefficients, tightenInto } from './wasm/pixels.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -71,89 +71,6 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
     R[i] = d[j] / 255;
     G[i] = d[j + 1] / 255;
     B[i] = d[j + 2] / 255;
-  }
-}
-
-/** a[i] * b[i] (float32). */
-function product(a: Float32Array, b: Float32Array): Float32Array {
-  const o = new Float32Array(a.length);
-  multiplyInto(a, b, o);
-  return o;
-}
-
-function multiplyInto(a: Float32Array, b: Float32Array, o: Float32Array): void {
-  for (let i = 0; i < o.length; i++) o[i] = a[i] * b[i];
-}
-
-/**
- * Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients are computed at
- * half resolution; combineTightened upsamples them and evaluates the output with the
- * full-resolution guide.
- */
-function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): LowCoefficients {
-  const lowR = downsample2(I[0], w, h);
-  const lw = lowR.width;
-  const lh = lowR.height;
-  const Ir = lowR.data;
-  const Ig = downsample2(I[1], w, h).data;
-  const Ib = downsample2(I[2], w, h).data;
-  const pl = downsample2(p, w, h).data;
-  const ln = lw * lh;
-  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln));
-  const mR = box(Ir);
-  const mG = box(Ig);
-  const mB = box(Ib);
-  const mP = box(pl);
-  const mRP = box(product(Ir, pl));
-  const mGP = box(product(Ig, pl));
-  const mBP = box(product(Ib, pl));
-  const vRR = box(product(Ir, Ir));
-  const vRG = box(product(Ir, Ig));
-  const vRB = box(product(Ir, Ib));
-  const vGG = box(product(Ig, Ig));
-  const vGB = box(product(Ig, Ib));
-  const vBB = box(product(Ib, Ib));
-  const aR = new Float32Array(ln);
-  const aG = new Float32Array(ln);
-  const aB = new Float32Array(ln);
-  const bb = new Float32Array(ln);
-  linearCoefficients([mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB], eps, aR, aG, aB, bb);
-  return { planes: [box(aR), box(aG), box(aB), box(bb)], width: lw, height: lh };
-}
-
-/** Per cell: the colour guided filter's a (3x3 covariance solve) and b from the window means. */
-function linearCoefficients(m: Float32Array[], eps: number, aR: Float32Array, aG: Float32Array, aB: Float32Array, bb: Float32Array): void {
-  const [mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB] = m;
-  const ln = aR.length;
-  for (let i = 0; i < ln; i++) {
-    const mr = mR[i];
-    const mg = mG[i];
-    const mb = mB[i];
-    const mp = mP[i];
-    const cr = mRP[i] - mr * mp;
-    const cg = mGP[i] - mg * mp;
-    const cb = mBP[i] - mb * mp;
-    const rr = vRR[i] - mr * mr + eps;
-    const rg = vRG[i] - mr * mg;
-    const rb = vRB[i] - mr * mb;
-    const gg = vGG[i] - mg * mg + eps;
-    const gb = vGB[i] - mg * mb;
-    const b2 = vBB[i] - mb * mb + eps;
-    // inverse of the symmetric 3x3 covariance matrix (adjugate / determinant)
-    const i00 = gg * b2 - gb * gb;
-    const i01 = gb * rb - rg * b2;
-    const i02 = rg * gb - gg * rb;
-    const i11 = rr * b2 - rb * rb;
-    const i12 = rb * rg - rr * gb;
-    const i22 = rr * gg - rg * rg;
-    const det = rr * i00 + rg * i01 + rb * i02;
-    const ar = (i00 * cr + i01 * cg + i02 * cb) / det;
-    const ag = (i01 * cr + i11 * cg + i12 * cb) / det;
-    const ab = (i02 * cr + i12 * cg + i22 * cb) / det;
-    aR[i] = ar;
-    aG[i] = ag;
-    aB[i] = ab;
-    bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
 }
 
@@ -226,7 +143,11 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
   const { guidedHalf } = refinementRadii(options.photoHeight ?? h);
   const I = planes(rgb);
-  const low = guidedFilterCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
+  // Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients at half
+  // resolution (the guide and the mask halved, window means of them and of their products, a 3x3
+  // covariance solve per cell, window means of the coefficients: one WebAssembly kernel);
+  // combineTightened upsamples them and evaluates the output with the full-resolution guide.
+  const low: LowCoefficients = guidedCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
   // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
   const t = combineTightened({ low, I, w, h, lo: MASK_REFINEMENT.tightenLow, hi: MASK_REFINEMENT.tightenHigh, inside }, options.skipDecided ?? true);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);

@@ -238,16 +238,16 @@ async function refinementCopy(src: RawImage, faceSize: number): Promise<{ image:
   return s < 0.8 ? toRgbMaxSide(src, Math.max(src.width, src.height) * s) : null;
 }
 
-export async function refineFace(src: RawImage, face: DetectedFace, grid: RefineGrid = REFINE_GRID): Promise<{ face: DetectedFace; refined: boolean }> {
+export async function refineFace(src: RawImage, face: DetectedFace, grid: RefineGrid = REFINE_GRID, helper?: CropHelper): Promise<{ face: DetectedFace; refined: boolean }> {
   const small = await refinementCopy(src, sizeOf(face));
   if (small) {
-    const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid);
+    const r = await refineFace(small.image, scaleFace(face, 1 / small.scale, 0, 0), grid, helper);
     return { face: { ...scaleFace(r.face, small.scale, 0, 0), confidence: face.confidence, model: face.model }, refined: r.refined };
   }
   const rgb = src.channels === 3 ? src : dropAlpha(src);
   const first = await detectOnCrop(rgb, centreOf(face), 2 * sizeOf(face), 0);
   if (!first) return { face, refined: false };
-  const onGrid = await gridMedian(rgb, { centre: centreOf(first), size: sizeOf(first), rollDeg: rollDegrees(first.keypoints) }, grid);
+  const onGrid = await gridMedian(rgb, { centre: centreOf(first), size: sizeOf(first), rollDeg: rollDegrees(first.keypoints) }, grid, helper);
   return { face: { ...(onGrid ?? first), confidence: face.confidence, model: face.model }, refined: true };
 }
 
@@ -258,29 +258,83 @@ export interface FaceSeed {
   rollDeg: number;
 }
 
-/**
- * The grid step of refineFace alone, around a face whose place is known (`src` pixels, RGB or
- * RGBA): null when no crop finds it. On the same copy scale as refineFace.
- */
-export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
-  const small = await refinementCopy(src, seed.size);
-  if (small) {
-    const k = small.scale;
-    const r = await refineAroundSeed(small.image, { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, grid);
-    return r && scaleFace(r, k, 0, 0);
-  }
-  return gridMedian(src.channels === 3 ? src : dropAlpha(src), seed, grid);
+/** One crop of a refinement grid: its side in face sizes (REFINE_SCALES) and its turn from the seed's roll, degrees. */
+export interface GridCrop {
+  scale: number;
+  angle: number;
 }
 
-/** Detects on each grid crop around the seed and takes the per-coordinate medians; null when no crop finds the face. */
-async function gridMedian(rgb: RawImage, seed: FaceSeed, grid: RefineGrid): Promise<DetectedFace | null> {
-  const results: DetectedFace[] = [];
-  for (const scale of grid.scales) {
-    for (const da of grid.angles) {
-      const f = await detectOnCrop(rgb, seed.centre, scale * seed.size, seed.rollDeg + da);
-      if (f) results.push(f);
-    }
-  }
+/** A grid's crops, scales then angles. */
+function gridCrops(grid: RefineGrid): GridCrop[] {
+  return grid.scales.flatMap((scale) => grid.angles.map((angle) => ({ scale, angle })));
+}
+
+/**
+ * Another thread with its own detector (the detector thread) that takes the first `share` of a
+ * grid's crops while this thread detects on the rest: the same model on the same pixels gives the
+ * same faces, and the medians do not depend on which thread found which. What `run` is given
+ * depends on where it is used (refineFace: the crops' own image; refineAroundSeed: its source).
+ * A failed run is done here.
+ */
+export interface CropHelper {
+  share: number;
+  run(img: RawImage, seed: FaceSeed, crops: readonly GridCrop[]): Promise<Array<DetectedFace | null>>;
+}
+
+/** The face found on each crop around `seed` in `rgb` (RGB), in rgb's pixels; null where none was. */
+export async function detectOnGrid(rgb: RawImage, seed: FaceSeed, crops: readonly GridCrop[]): Promise<Array<DetectedFace | null>> {
+  const out: Array<DetectedFace | null> = [];
+  for (const c of crops) out.push(await detectOnCrop(rgb, seed.centre, c.scale * seed.size, seed.rollDeg + c.angle));
+  return out;
+}
+
+/** The image refineAroundSeed detects on (src or its refinement copy, RGB), the seed in its pixels, and the copy's scale (null: src itself). */
+async function seedView(src: RawImage, seed: FaceSeed): Promise<{ rgb: RawImage; seed: FaceSeed; scale: number | null }> {
+  const small = await refinementCopy(src, seed.size);
+  if (!small) return { rgb: src.channels === 3 ? src : dropAlpha(src), seed, scale: null };
+  const k = small.scale;
+  return { rgb: small.image, seed: { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, scale: k };
+}
+
+/** detectOnGrid on refineAroundSeed's image (src or its refinement copy), in that image's pixels: what a CropHelper of refineAroundSeed returns. */
+export async function detectAroundSeed(src: RawImage, seed: FaceSeed, crops: readonly GridCrop[]): Promise<Array<DetectedFace | null>> {
+  const view = await seedView(src, seed);
+  return detectOnGrid(view.rgb, view.seed, crops);
+}
+
+/**
+ * The grid step of refineFace alone, around a face whose place is known (`src` pixels, RGB or
+ * RGBA): null when no crop finds it. On the same copy scale as refineFace. A helper is given `src`
+ * and `seed` and makes the same copy itself (detectAroundSeed), so it starts at once.
+ */
+export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid, helper?: CropHelper): Promise<DetectedFace | null> {
+  const crops = gridCrops(grid);
+  const away = helper ? Math.round(crops.length * helper.share) : 0;
+  const there = helper && away > 0 ? helper.run(src, seed, crops.slice(0, away)) : null;
+  there?.catch(() => undefined); // awaited below
+  const view = seedView(src, seed);
+  view.catch(() => undefined); // awaited below
+  const here = away < crops.length ? await detectOnGrid((await view).rgb, (await view).seed, crops.slice(away)) : [];
+  const before = there ? await there.catch(async () => detectOnGrid((await view).rgb, (await view).seed, crops.slice(0, away))) : [];
+  const r = medianFace([...before, ...here]);
+  const scale = (await view).scale;
+  return r && scale !== null ? scaleFace(r, scale, 0, 0) : r;
+}
+
+/** Detects on each grid crop around the seed (a helper's share elsewhere) and takes the per-coordinate medians; null when no crop finds the face. */
+async function gridMedian(rgb: RawImage, seed: FaceSeed, grid: RefineGrid, helper?: CropHelper): Promise<DetectedFace | null> {
+  const crops = gridCrops(grid);
+  const away = helper ? Math.round(crops.length * helper.share) : 0;
+  const there = helper && away > 0 ? helper.run(rgb, seed, crops.slice(0, away)) : null;
+  there?.catch(() => undefined); // awaited below
+  const here = await detectOnGrid(rgb, seed, crops.slice(away));
+  const before = there ? await there.catch(() => detectOnGrid(rgb, seed, crops.slice(0, away))) : [];
+  return medianFace([...before, ...here]);
+}
+
+/** Per-coordinate medians of the faces found on a grid's crops; null when none was. */
+function medianFace(found: Array<DetectedFace | null>): DetectedFace | null {
+  const results = found.filter((f): f is DetectedFace => f !== null);
   if (results.length === 0) return null;
   const kp = {} as FaceKeypoints;
   for (const name of KEYPOINT_NAMES) {
@@ -306,8 +360,8 @@ export const OUTPUT_REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: [
  * measured in the input: RGB or RGBA), the output refinement grid around it; without (RGBA), the
  * face is detected, and refined when it is the only significant face; null when not found.
  */
-export async function measureOutputFace(img: RawImage, seed?: FaceSeed): Promise<DetectedFace | null> {
-  if (seed) return refineAroundSeed(img, seed, OUTPUT_REFINE_GRID);
+export async function measureOutputFace(img: RawImage, seed?: FaceSeed, helper?: CropHelper): Promise<DetectedFace | null> {
+  if (seed) return refineAroundSeed(img, seed, OUTPUT_REFINE_GRID, helper);
   const { faces } = await detectFaces(img);
   const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (faces[0]?.box.height ?? 0));
   return significant.length === 1 ? (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face : null;

@@ -11,8 +11,8 @@ import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from 
 import { finishEnhancement, IDENTITY_LUTS, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
-import { detectFacesInImage, measureOutputFace, refineFace, SIGNIFICANT_FACE_RATIO, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
-import { detectFullRangeOffThread, measureOutputFaceOffThread } from './mediapipe/detector-thread.js';
+import { detectFacesInImage, measureOutputFace, REFINE_GRID, refineFace, SIGNIFICANT_FACE_RATIO, type CropHelper, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
+import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from './mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
 import {
@@ -176,6 +176,16 @@ export function faceBoxFromFields(fields: { face_x?: unknown; face_y?: unknown; 
   return validateFaceBox({ x: num(fields.face_x), y: num(fields.face_y), width: num(fields.face_width), height: num(fields.face_height) });
 }
 
+/**
+ * Shares of the refinement grids' crops the detector thread takes while this thread detects on the
+ * rest, when the photo is alone in the process (docs/passport.md, Speed). Input: of 6 crops, while
+ * libvips decodes the crop's rectangle; output: of 4, while this thread sharpens, encodes and
+ * measures the halo. Beside another photo the output's crops all go to the thread and the input's
+ * stay here.
+ */
+const INPUT_GRID_SHARE_AWAY = 0.5;
+const OUTPUT_GRID_SHARE_AWAY = 0.75;
+
 class Timer {
   readonly timings: Record<string, number> = {};
   private last = performance.now();
@@ -211,13 +221,13 @@ interface ChosenFace {
   manualBox: Box | null;
 }
 
-async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorModel, manual: NormalizedBox | null): Promise<ChosenFace> {
+async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorModel, manual: NormalizedBox | null, helper?: CropHelper): Promise<ChosenFace> {
   if (manual) {
     const box: Box = { x: manual.x * src.width, y: manual.y * src.height, width: manual.width * src.width, height: manual.height * src.height };
     // The manual box selects the face: when the detector finds one on a crop around it (centre
     // inside the box), its refined geometry is used; otherwise the box with estimated keypoints.
     const seed: DetectedFace = { box, keypoints: keypointsFromBox(box), confidence: 0, model: 'short' };
-    const { face, refined } = await refineFace(src, seed);
+    const { face, refined } = await refineFace(src, seed, REFINE_GRID, helper);
     const cx = face.box.x + face.box.width / 2;
     const cy = face.box.y + face.box.height / 2;
     const inside = refined && cx >= box.x && cx <= box.x + box.width && cy >= box.y && cy <= box.y + box.height;
@@ -244,7 +254,7 @@ async function chooseFace(src: RawImage, faces: DetectedFace[], model: DetectorM
       { faces: significant.length },
     );
   }
-  const { face } = await refineFace(src, faces[0]);
+  const { face } = await refineFace(src, faces[0], REFINE_GRID, helper);
   return {
     box: face.box,
     keypoints: face.keypoints,
@@ -361,7 +371,8 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
     ({ faces, model } = await detect());
   }
   startPrefetch(faces);
-  const chosen = await chooseFace(src, faces, model, manualBox);
+  // Alone in the process, part of the refinement grid's crops run on the detector thread.
+  const chosen = await chooseFace(src, faces, model, manualBox, running === 1 ? gridCropsOffThread(INPUT_GRID_SHARE_AWAY) : undefined);
   timer.lap('detect');
 
   // 3. level the head: roll from the eyes (not for a bare manual box)
@@ -459,7 +470,9 @@ async function runPipeline(input: Buffer, options: PassportOptions): Promise<Pas
   // A face measured in the input is looked for where the plan put it (the refinement grid around
   // it); a bare manual box is detected on the output first.
   const outSeed = chosen.hasKeypoints ? seedOnOutput(plan, chosen) : undefined;
-  const outFace = measureOutputFaceOffThread(outSeed ? finalImg : toRgba(finalImg), outSeed);
+  const outFace = outSeed
+    ? measureOutputFace(finalImg, outSeed, seedCropsOffThread(running === 1 ? OUTPUT_GRID_SHARE_AWAY : 1))
+    : measureOutputFaceOffThread(toRgba(finalImg));
   outFace.catch(() => undefined); // awaited below
   timer.lap('enhance');
 

@@ -1,14 +1,15 @@
 // The detector thread (src/passport/mediapipe/detector-thread.ts): the same faces as the detector
 // on the calling thread, the caller's pixels left intact, the calling thread free while it runs, a
-// process that used it still exits by itself, a closed or unanswering thread replaced by a new one.
+// process that used it still exits by itself, a closed or unanswering thread replaced by a new one;
+// a refinement grid's crops shared between it and the calling thread give the same face.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { closeDetectorThread, detectFacesInPhotoOffThread, detectFullRangeOffThread, measureOutputFaceOffThread } from '../../src/passport/mediapipe/detector-thread.js';
-import { detectFacesInImage, detectFacesInPhoto, measureOutputFace } from '../../src/passport/face-detector.js';
+import { closeDetectorThread, detectFacesInPhotoOffThread, detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from '../../src/passport/mediapipe/detector-thread.js';
+import { detectFacesInImage, detectFacesInPhoto, measureOutputFace, REFINE_GRID, refineFace, type CropHelper } from '../../src/passport/face-detector.js';
 import type { RawImage } from '../../src/passport/image.js';
 import { CORPUS } from '../fixtures/images.js';
 
@@ -52,6 +53,27 @@ describe('face detection thread', function () {
     const measured = await measureOutputFace(rgb, seed);
     expect(measured, 'found around the seed').to.not.equal(null);
     expect(await measureOutputFaceOffThread(rgb, seed)).to.deep.equal(measured);
+  });
+
+  it('shares a refinement grid\'s crops with the calling thread: the same face, whatever the share, and when the thread fails', async () => {
+    const { data, info } = await sharp(path.join(CORPUS, 'faces/02_grace_hopper.jpg')).removeAlpha().rotate(5, { background: '#fff' }).raw().toBuffer({ resolveWithObject: true });
+    const rgb: RawImage = { data: new Uint8Array(data), width: info.width, height: info.height, channels: 3 };
+    const [found] = (await detectFacesInImage(rgb)).faces;
+    const failing: CropHelper = { share: 0.5, run: () => Promise.reject(new Error('thread gone')) };
+    // The input refinement (first crop here, then the grid of 6 crops).
+    const alone = await refineFace(rgb, found);
+    expect(alone.refined).to.equal(true);
+    for (const helper of [gridCropsOffThread(1 / 3), gridCropsOffThread(0.5), gridCropsOffThread(1), failing]) {
+      expect(await refineFace(rgb, found, REFINE_GRID, helper), `share ${helper.share}`).to.deep.equal(alone);
+    }
+    // The output measure around a seed (4 crops; the thread makes the refinement copy itself).
+    const box = alone.face.box;
+    const seed = { centre: { x: box.x + box.width / 2, y: box.y + box.height / 2 }, size: Math.max(box.width, box.height), rollDeg: 5 };
+    const measured = await measureOutputFace(rgb, seed);
+    expect(measured).to.not.equal(null);
+    for (const helper of [seedCropsOffThread(0.25), seedCropsOffThread(0.75), seedCropsOffThread(1), failing]) {
+      expect(await measureOutputFace(rgb, seed, helper), `share ${helper.share}`).to.deep.equal(measured);
+    }
   });
 
   it('leaves the calling thread free while it detects (timers fire during the call)', async () => {

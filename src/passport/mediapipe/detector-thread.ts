@@ -10,11 +10,15 @@
 // while a call is in flight). A thread that dies or does not answer in time fails its calls in
 // flight (the preview is best effort; a passport job fails and is retried) and is started again
 // by the next call.
-import type { DetectedFace, FaceSeed } from '../face-detector.js';
+import type { CropHelper, DetectedFace, FaceSeed, GridCrop } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 import { RequestThread } from '../request-thread.js';
 
-export type DetectorRequest = { op: 'photo-faces' } | { op: 'output-face'; seed?: FaceSeed } | { op: 'full-range' };
+export type DetectorRequest =
+  | { op: 'photo-faces' }
+  | { op: 'output-face'; seed?: FaceSeed }
+  | { op: 'full-range' }
+  | { op: 'grid-crops' | 'seed-crops'; seed: FaceSeed; crops: readonly GridCrop[] };
 
 /**
  * A call not answered within this long ends its thread, failing the calls queued behind it: a
@@ -48,6 +52,23 @@ export function measureOutputFaceOffThread(img: RawImage, seed?: FaceSeed, optio
 /** detectFullRange (RGBA) on the detector thread: the passport input's full-range pass (face-detector.ts). */
 export function detectFullRangeOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<DetectedFace[]> {
   return call<DetectedFace[]>({ op: 'full-range' }, img, options);
+}
+
+/**
+ * A CropHelper on the detector thread for refineFace's grid (`share` of the crops; the thread is
+ * sent the crops' image: detectOnGrid there).
+ */
+export function gridCropsOffThread(share: number): CropHelper {
+  return { share, run: (img, seed, crops) => call<Array<DetectedFace | null>>({ op: 'grid-crops', seed, crops }, img, {}) };
+}
+
+/**
+ * A CropHelper on the detector thread for refineAroundSeed (the output measure): the thread is
+ * sent the photo and makes the refinement copy itself (detectAroundSeed there), so it starts
+ * while this thread has other work.
+ */
+export function seedCropsOffThread(share: number): CropHelper {
+  return { share, run: (img, seed, crops) => call<Array<DetectedFace | null>>({ op: 'seed-crops', seed, crops }, img, {}) };
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */

@@ -1,6 +1,6 @@
 // Entry of the detector thread (detector-thread.ts): one request at a time, answered in order.
 import { parentPort } from 'node:worker_threads';
-import { detectFacesInPhoto, detectFullRange, measureOutputFace } from '../face-detector.js';
+import { detectAroundSeed, detectFacesInPhoto, detectFullRange, detectOnGrid, measureOutputFace } from '../face-detector.js';
 import type { RawImage } from '../image.js';
 import type { DetectorRequest } from './detector-thread.js';
 
@@ -12,6 +12,8 @@ function work(m: DetectorRequest & { image: RawImage }): Promise<unknown> {
   if (m.op === 'photo-faces') return detectFacesInPhoto(m.image);
   if (m.op === 'output-face') return measureOutputFace(m.image, m.seed);
   if (m.op === 'full-range') return detectFullRange(m.image);
+  if (m.op === 'grid-crops') return detectOnGrid(m.image, m.seed, m.crops);
+  if (m.op === 'seed-crops') return detectAroundSeed(m.image, m.seed, m.crops);
   return Promise.reject(new Error(`unknown detector request ${(m as { op: string }).op}`));
 }
 

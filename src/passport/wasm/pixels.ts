@@ -41,6 +41,7 @@ interface PixelKernels {
     lo: number, hi: number, inside: number, skipDecided: boolean,
     decided: number, both: number, slots: number, t: number,
   ): void;
+  guidedCoefficients(R: number, G: number, B: number, p: number, w: number, h: number, rl: number, eps: number, out: number, scratch: number): void;
   countRing(
     t: number, output: number, oc: number, alpha: number, inside: number, w: number, h: number, ringR: number, r: number,
     minAlpha: number, oldDistance: number, newDistance: number, minShare: number, bgR: number, bgG: number, bgB: number, counts: number,
@@ -280,4 +281,23 @@ export function tightenInto(
   const out = alloc(n * 4);
   kernels.tighten(aR, aG, aB, bb, lw, lh, R, G, B, w, h, xa, xb, xt, ya, yb, yt, lo, hi, ins, skipDecided, decided, both, slots, out);
   t.set(f32(out, n));
+}
+
+/**
+ * The colour guided filter's window-averaged linear coefficients at half resolution (background.ts,
+ * guidedFilterCoefficients): four planes aR, aG, aB, b of ceil(w / 2) x ceil(h / 2).
+ */
+export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): { planes: Float32Array[]; width: number; height: number } {
+  const n = w * h;
+  for (const plane of [...I, p]) need('guided filter input', plane.length, n);
+  const lw = Math.ceil(w / 2);
+  const lh = Math.ceil(h / 2);
+  const ln = lw * lh;
+  reset();
+  const [R, G, B, P] = [...I, p].map((plane) => put(plane.subarray(0, n)));
+  const out = alloc(4 * ln * 4);
+  const scratch = alloc(31 * ln * 4 + lw * 8);
+  kernels.guidedCoefficients(R, G, B, P, w, h, rl, eps, out, scratch);
+  const planes = [0, 1, 2, 3].map((k) => f32(out + k * ln * 4, ln).slice());
+  return { planes, width: lw, height: lh };
 }

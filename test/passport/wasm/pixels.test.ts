@@ -7,7 +7,7 @@ import { compositeOnBackground } from '../../../src/passport/background.js';
 import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
 import { measureHalo } from '../../../src/passport/halo.js';
-import { levelStatsInto, tightenInto } from '../../../src/passport/wasm/pixels.js';
+import { guidedCoefficients, levelStatsInto, tightenInto } from '../../../src/passport/wasm/pixels.js';
 import * as reference from './reference-js.js';
 
 /** A small deterministic generator (the test must not depend on Math.random's sequence). */
@@ -198,6 +198,22 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
           tightenInto(low, lw, lh, I, w, h, reference.upsampleTaps(w, lw), reference.upsampleTaps(h, lh), 0.3, 0.8, ins, skip, got);
           expectSameBytes(got, want, `${w}x${h} skip ${skip} inside ${Boolean(ins)}`);
           if (w > 100) expect(want.filter((v) => v > 0 && v < 1).length, 'pixels on the ramp').to.be.greaterThan(500);
+        }
+      }
+    }
+  });
+
+  it("the guided filter's half-resolution coefficients: odd and even sizes, a soft mask and a hard one", () => {
+    const next = generator(9);
+    for (const [w, h] of [[1, 1], [3, 2], [8, 9], [301, 181]] as const) {
+      const I = [0, 1, 2].map(() => new Float32Array(w * h).map(() => Math.fround(next()))) as [Float32Array, Float32Array, Float32Array];
+      for (const hard of [false, true]) {
+        const p = new Float32Array(w * h).map((_, i) => (hard ? (i % w < w / 2 ? 1 : 0) : next()));
+        for (const rl of [1, 4]) {
+          const want = reference.guidedFilterCoefficients(I, p, w, h, rl, 0.0015);
+          const got = guidedCoefficients(I, p, w, h, rl, 0.0015);
+          expect([got.width, got.height]).to.deep.equal([want.width, want.height]);
+          want.planes.forEach((plane, k) => expectSameBytes(got.planes[k], plane, `${w}x${h} hard ${hard} rl ${rl} plane ${k}`));
         }
       }
     }

@@ -3,7 +3,7 @@
 import type { AffineMap, RawImage, Rgb } from '../../../src/passport/image.js';
 import { ENHANCE, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { HALO } from '../../../src/passport/halo.js';
-import { luma } from '../../../src/passport/image.js';
+import { downsample2, luma } from '../../../src/passport/image.js';
 
 export function bicubicInto(
   s: Uint8Array,
@@ -640,6 +640,91 @@ function tightenRows(input: TightenInput, decided: Uint8Array, rows: Coefficient
       s = s < 0 ? 0 : s > 1 ? 1 : s;
       t[i] = s * s * (3 - 2 * s);
     }
+  }
+}
+
+
+// background.ts' guided filter coefficients before the kernel, verbatim (boxMean and downsample2 as above / in image.ts).
+/** a[i] * b[i] (float32). */
+function product(a: Float32Array, b: Float32Array): Float32Array {
+  const o = new Float32Array(a.length);
+  multiplyInto(a, b, o);
+  return o;
+}
+
+function multiplyInto(a: Float32Array, b: Float32Array, o: Float32Array): void {
+  for (let i = 0; i < o.length; i++) o[i] = a[i] * b[i];
+}
+
+/**
+ * Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients are computed at
+ * half resolution; combineTightened upsamples them and evaluates the output with the
+ * full-resolution guide.
+ */
+export function guidedFilterCoefficients(I: [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): LowCoefficients {
+  const lowR = downsample2(I[0], w, h);
+  const lw = lowR.width;
+  const lh = lowR.height;
+  const Ir = lowR.data;
+  const Ig = downsample2(I[1], w, h).data;
+  const Ib = downsample2(I[2], w, h).data;
+  const pl = downsample2(p, w, h).data;
+  const ln = lw * lh;
+  const box = (a: Float32Array): Float32Array => boxMean(a, lw, lh, rl, new Float32Array(ln));
+  const mR = box(Ir);
+  const mG = box(Ig);
+  const mB = box(Ib);
+  const mP = box(pl);
+  const mRP = box(product(Ir, pl));
+  const mGP = box(product(Ig, pl));
+  const mBP = box(product(Ib, pl));
+  const vRR = box(product(Ir, Ir));
+  const vRG = box(product(Ir, Ig));
+  const vRB = box(product(Ir, Ib));
+  const vGG = box(product(Ig, Ig));
+  const vGB = box(product(Ig, Ib));
+  const vBB = box(product(Ib, Ib));
+  const aR = new Float32Array(ln);
+  const aG = new Float32Array(ln);
+  const aB = new Float32Array(ln);
+  const bb = new Float32Array(ln);
+  linearCoefficients([mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB], eps, aR, aG, aB, bb);
+  return { planes: [box(aR), box(aG), box(aB), box(bb)], width: lw, height: lh };
+}
+
+/** Per cell: the colour guided filter's a (3x3 covariance solve) and b from the window means. */
+function linearCoefficients(m: Float32Array[], eps: number, aR: Float32Array, aG: Float32Array, aB: Float32Array, bb: Float32Array): void {
+  const [mR, mG, mB, mP, mRP, mGP, mBP, vRR, vRG, vRB, vGG, vGB, vBB] = m;
+  const ln = aR.length;
+  for (let i = 0; i < ln; i++) {
+    const mr = mR[i];
+    const mg = mG[i];
+    const mb = mB[i];
+    const mp = mP[i];
+    const cr = mRP[i] - mr * mp;
+    const cg = mGP[i] - mg * mp;
+    const cb = mBP[i] - mb * mp;
+    const rr = vRR[i] - mr * mr + eps;
+    const rg = vRG[i] - mr * mg;
+    const rb = vRB[i] - mr * mb;
+    const gg = vGG[i] - mg * mg + eps;
+    const gb = vGB[i] - mg * mb;
+    const b2 = vBB[i] - mb * mb + eps;
+    // inverse of the symmetric 3x3 covariance matrix (adjugate / determinant)
+    const i00 = gg * b2 - gb * gb;
+    const i01 = gb * rb - rg * b2;
+    const i02 = rg * gb - gg * rb;
+    const i11 = rr * b2 - rb * rb;
+    const i12 = rb * rg - rr * gb;
+    const i22 = rr * gg - rg * rg;
+    const det = rr * i00 + rg * i01 + rb * i02;
+    const ar = (i00 * cr + i01 * cg + i02 * cb) / det;
+    const ag = (i01 * cr + i11 * cg + i12 * cb) / det;
+    const ab = (i02 * cr + i12 * cg + i22 * cb) / det;
+    aR[i] = ar;
+    aG[i] = ag;
+    aB[i] = ab;
+    bb[i] = mp - ar * mr - ag * mg - ab * mb;
   }
 }
 

@@ -624,3 +624,111 @@ export function tighten(
     }
   }
 }
+
+/** 2x2 mean of a float plane (image.ts, downsample2; odd edges average what exists) into out (ceil(w/2) x ceil(h/2)). */
+function halve(src: usize, width: i32, height: i32, out: usize): void {
+  const w2 = (width + 1) >> 1;
+  const h2 = (height + 1) >> 1;
+  for (let y = 0; y < h2; y++) {
+    const y0 = 2 * y;
+    const y1 = min(height - 1, y0 + 1);
+    for (let x = 0; x < w2; x++) {
+      const x0 = 2 * x;
+      const x1 = min(width - 1, x0 + 1);
+      const v = 0.25 * (f32at(src, y0 * width + x0) + f32at(src, y0 * width + x1) + f32at(src, y1 * width + x0) + f32at(src, y1 * width + x1));
+      store<f32>(out + (<usize>(y * w2 + x) << 2), <f32>v);
+    }
+  }
+}
+
+@inline function planeAt(scratch: usize, plane: usize, k: i32): usize {
+  return scratch + <usize>k * plane;
+}
+
+/** o = a * b per value, rounded to float32 (background.ts, product). */
+function multiply(a: usize, b: usize, n: i32, o: usize): void {
+  for (let i = 0; i < n; i++) store<f32>(o + (<usize>i << 2), <f32>(f32at(a, i) * f32at(b, i)));
+}
+
+/** boxMean of a w x h plane into out (tmp, col: scratch). */
+function box(src: usize, w: i32, h: i32, r: i32, out: usize, tmp: usize, col: usize): void {
+  boxRows(src, w, h, r, tmp);
+  boxColumns(tmp, w, h, r, out, col);
+}
+
+/**
+ * The colour guided filter's linear coefficients at half resolution (background.ts,
+ * guidedFilterCoefficients; He & Sun's fast variant): the guide's R, G, B planes and the mask p
+ * (w x h f32) halved, their window means (radius rl) and those of the six guide products and
+ * three guide-mask products, the 3x3 covariance solve per cell (eps on the diagonal), and the
+ * window means of a and b, into out: four planes aR, aG, aB, b of ceil(w/2) x ceil(h/2).
+ * scratch: 30 such planes plus one f64 row.
+ */
+export function guidedCoefficients(R: usize, G: usize, B: usize, p: usize, w: i32, h: i32, rl: i32, eps: f64, out: usize, scratch: usize): void {
+  const lw = (w + 1) >> 1;
+  const lh = (h + 1) >> 1;
+  const ln = lw * lh;
+  const plane = <usize>ln << 2;
+  // 0-3: halved R, G, B, p; 4-12: products; 13-25: their means; 26-29: a, b; 30: box tmp; then col.
+  halve(R, w, h, planeAt(scratch, plane, 0));
+  halve(G, w, h, planeAt(scratch, plane, 1));
+  halve(B, w, h, planeAt(scratch, plane, 2));
+  halve(p, w, h, planeAt(scratch, plane, 3));
+  multiply(planeAt(scratch, plane, 0), planeAt(scratch, plane, 3), ln, planeAt(scratch, plane, 4));
+  multiply(planeAt(scratch, plane, 1), planeAt(scratch, plane, 3), ln, planeAt(scratch, plane, 5));
+  multiply(planeAt(scratch, plane, 2), planeAt(scratch, plane, 3), ln, planeAt(scratch, plane, 6));
+  multiply(planeAt(scratch, plane, 0), planeAt(scratch, plane, 0), ln, planeAt(scratch, plane, 7));
+  multiply(planeAt(scratch, plane, 0), planeAt(scratch, plane, 1), ln, planeAt(scratch, plane, 8));
+  multiply(planeAt(scratch, plane, 0), planeAt(scratch, plane, 2), ln, planeAt(scratch, plane, 9));
+  multiply(planeAt(scratch, plane, 1), planeAt(scratch, plane, 1), ln, planeAt(scratch, plane, 10));
+  multiply(planeAt(scratch, plane, 1), planeAt(scratch, plane, 2), ln, planeAt(scratch, plane, 11));
+  multiply(planeAt(scratch, plane, 2), planeAt(scratch, plane, 2), ln, planeAt(scratch, plane, 12));
+  const tmp = planeAt(scratch, plane, 30);
+  const col = planeAt(scratch, plane, 31);
+  for (let k = 0; k < 13; k++) box(planeAt(scratch, plane, k), lw, lh, rl, planeAt(scratch, plane, 13 + k), tmp, col);
+  const mR = planeAt(scratch, plane, 13);
+  const mG = planeAt(scratch, plane, 14);
+  const mB = planeAt(scratch, plane, 15);
+  const mP = planeAt(scratch, plane, 16);
+  const mRP = planeAt(scratch, plane, 17);
+  const mGP = planeAt(scratch, plane, 18);
+  const mBP = planeAt(scratch, plane, 19);
+  const vRR = planeAt(scratch, plane, 20);
+  const vRG = planeAt(scratch, plane, 21);
+  const vRB = planeAt(scratch, plane, 22);
+  const vGG = planeAt(scratch, plane, 23);
+  const vGB = planeAt(scratch, plane, 24);
+  const vBB = planeAt(scratch, plane, 25);
+  for (let i = 0; i < ln; i++) {
+    const mr = f32at(mR, i);
+    const mg = f32at(mG, i);
+    const mb = f32at(mB, i);
+    const mp = f32at(mP, i);
+    const cr = f32at(mRP, i) - mr * mp;
+    const cg = f32at(mGP, i) - mg * mp;
+    const cb = f32at(mBP, i) - mb * mp;
+    const rr = f32at(vRR, i) - mr * mr + eps;
+    const rg = f32at(vRG, i) - mr * mg;
+    const rb = f32at(vRB, i) - mr * mb;
+    const gg = f32at(vGG, i) - mg * mg + eps;
+    const gb = f32at(vGB, i) - mg * mb;
+    const b2 = f32at(vBB, i) - mb * mb + eps;
+    // inverse of the symmetric 3x3 covariance matrix (adjugate / determinant)
+    const i00 = gg * b2 - gb * gb;
+    const i01 = gb * rb - rg * b2;
+    const i02 = rg * gb - gg * rb;
+    const i11 = rr * b2 - rb * rb;
+    const i12 = rb * rg - rr * gb;
+    const i22 = rr * gg - rg * rg;
+    const det = rr * i00 + rg * i01 + rb * i02;
+    const ar = (i00 * cr + i01 * cg + i02 * cb) / det;
+    const ag = (i01 * cr + i11 * cg + i12 * cb) / det;
+    const ab = (i02 * cr + i12 * cg + i22 * cb) / det;
+    const o = <usize>i << 2;
+    store<f32>(planeAt(scratch, plane, 26) + o, <f32>ar);
+    store<f32>(planeAt(scratch, plane, 27) + o, <f32>ag);
+    store<f32>(planeAt(scratch, plane, 28) + o, <f32>ab);
+    store<f32>(planeAt(scratch, plane, 29) + o, <f32>(mp - ar * mr - ag * mg - ab * mb));
+  }
+  for (let k = 0; k < 4; k++) box(planeAt(scratch, plane, 26 + k), lw, lh, rl, out + <usize>k * plane, tmp, col);
+}
