@@ -401,7 +401,6 @@ function narrowFused(
   }
 }
 
-/** out = alpha * fg + (1 - alpha) * background. */
 /**
  * fg (through `luts`: the enhancement's tables, applied here rather than in a pass of their own)
  * over the background colour with alpha.
