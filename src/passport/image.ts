@@ -395,27 +395,6 @@ export function boxMean(src: Float32Array, width: number, height: number, r: num
   return out;
 }
 
-/** 2x2 mean downsample of a float plane (odd edges average what exists). */
-export function downsample2(src: Float32Array, width: number, height: number): { data: Float32Array; width: number; height: number } {
-  const w2 = Math.ceil(width / 2);
-  const h2 = Math.ceil(height / 2);
-  const out = new Float32Array(w2 * h2);
-  halveInto(src, width, height, out, w2, h2);
-  return { data: out, width: w2, height: h2 };
-}
-
-function halveInto(src: Float32Array, width: number, height: number, out: Float32Array, w2: number, h2: number): void {
-  for (let y = 0; y < h2; y++) {
-    const y0 = 2 * y;
-    const y1 = Math.min(height - 1, y0 + 1);
-    for (let x = 0; x < w2; x++) {
-      const x0 = 2 * x;
-      const x1 = Math.min(width - 1, x0 + 1);
-      out[y * w2 + x] = 0.25 * (src[y0 * width + x0] + src[y0 * width + x1] + src[y1 * width + x0] + src[y1 * width + x1]);
-    }
-  }
-}
-
 /** Rec. 709 luma of sRGB-encoded values, 0..255. */
 export function luma(r: number, g: number, b: number): number {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;

@@ -3,7 +3,7 @@
 // reduce and reach outside the source, and windows wider than the plane. The kernels are called
 // through the module's public functions (image.ts, halo.ts' table through its view).
 import { expect } from 'chai';
-import { compositeOnBackground } from '../../../src/passport/background.js';
+import { compositeOnBackground, estimateForeground, refinementRadii } from '../../../src/passport/background.js';
 import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
 import { measureHalo } from '../../../src/passport/halo.js';
@@ -216,6 +216,25 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
           want.planes.forEach((plane, k) => expectSameBytes(got.planes[k], plane, `${w}x${h} hard ${hard} rl ${rl} plane ${k}`));
         }
       }
+    }
+  });
+
+  it('blur fusion: the foreground colours at the soft edge, at odd sizes and with no edge at all', () => {
+    const next = generator(10);
+    for (const [w, h] of [[1, 1], [5, 3], [64, 48], [300, 362]] as const) {
+      const rgb = { data: bytes(w * h * 3, next), width: w, height: h, channels: 3 as const };
+      const I = [0, 1, 2].map((c) => new Float32Array(w * h).map((_, i) => rgb.data[i * 3 + c] / 255)) as [Float32Array, Float32Array, Float32Array];
+      // A person on the left, background on the right, a soft band between them; then no band.
+      const soft = new Float32Array(w * h).map((_, i) => {
+        const x = i % w;
+        return x < w * 0.4 ? 1 : x > w * 0.6 ? 0 : next();
+      });
+      for (const alpha of [soft, new Float32Array(w * h).fill(1)]) {
+        const { wideHalf, narrow } = refinementRadii(h);
+        const want = reference.estimateForeground(rgb, I, alpha, wideHalf, narrow);
+        expectSameBytes(estimateForeground(rgb, alpha).data, want.data, `${w}x${h}`);
+      }
+      if (w > 100) expect(estimateForeground(rgb, soft).data.some((v, i) => v !== rgb.data[i]), 'band colours changed').to.equal(true);
     }
   });
 });

@@ -3,7 +3,7 @@
 import type { AffineMap, RawImage, Rgb } from '../../../src/passport/image.js';
 import { ENHANCE, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { HALO } from '../../../src/passport/halo.js';
-import { downsample2, luma } from '../../../src/passport/image.js';
+import { luma } from '../../../src/passport/image.js';
 
 export function bicubicInto(
   s: Uint8Array,
@@ -725,6 +725,270 @@ function linearCoefficients(m: Float32Array[], eps: number, aR: Float32Array, aG
     aG[i] = ag;
     aB[i] = ab;
     bb[i] = mp - ar * mr - ag * mg - ab * mb;
+  }
+}
+
+
+// background.ts' foreground estimation before the kernel, verbatim (planes(rgb) given as I).
+interface Scratch {
+  fa: Float32Array;
+  b1a: Float32Array;
+  bF: Float32Array;
+  bB: Float32Array;
+}
+
+function scratch(n: number): Scratch {
+  return { fa: new Float32Array(n), b1a: new Float32Array(n), bF: new Float32Array(n), bB: new Float32Array(n) };
+}
+
+/** Blur fusion's smooth terms for one channel (into sc.bF / sc.bB): blurred foreground and background colours. */
+function blurredFB(F: Float32Array, B: Float32Array, alpha: Float32Array, bA: Float32Array, w: number, h: number, r: number, sc: Scratch): void {
+  const { fa, b1a, bF, bB } = sc;
+  weightByAlpha(F, B, alpha, fa, b1a);
+  boxMean(fa, w, h, r, bF);
+  boxMean(b1a, w, h, r, bB);
+  divideByMeanAlpha(bF, bB, bA);
+}
+
+function weightByAlpha(F: Float32Array, B: Float32Array, alpha: Float32Array, fa: Float32Array, b1a: Float32Array): void {
+  for (let i = 0; i < fa.length; i++) {
+    fa[i] = F[i] * alpha[i];
+    b1a[i] = B[i] * (1 - alpha[i]);
+  }
+}
+
+function divideByMeanAlpha(bF: Float32Array, bB: Float32Array, bA: Float32Array): void {
+  for (let i = 0; i < bF.length; i++) {
+    bF[i] = bF[i] / (bA[i] + 1e-5);
+    bB[i] = bB[i] / (1 - bA[i] + 1e-5);
+  }
+}
+
+/** Indices of the pixels set in `mask`, in order. */
+function indicesOf(mask: Uint8Array): Int32Array {
+  const out = new Int32Array(countSet(mask));
+  listSet(mask, out);
+  return out;
+}
+
+function countSet(mask: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < mask.length; i++) count += mask[i];
+  return count;
+}
+
+function listSet(mask: Uint8Array, out: Int32Array): void {
+  for (let i = 0, k = 0; i < mask.length; i++) if (mask[i]) out[k++] = i;
+}
+
+/** `mask` grown by r pixels along x (horizontal) or y (vertical). */
+function grow(mask: Uint8Array, w: number, h: number, r: number, vertical: boolean): Uint8Array {
+  const out = new Uint8Array(mask.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (!mask[y * w + x]) continue;
+      if (vertical) for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) out[yy * w + x] = 1;
+      else out.fill(1, y * w + Math.max(0, x - r), y * w + Math.min(w - 1, x + r) + 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * Foreground colours (RGB, 0..255) with the old background removed from semi-transparent pixels.
+ * Blur fusion, two passes: the wide pass (smooth by construction) runs at half resolution on the
+ * whole photo; the narrow pass runs at full resolution on the wide pass's estimates, only where it
+ * is needed: at the edge band (0 < alpha < 0.999) and within its window around it. Each pass is
+ * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
+ * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
+ * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
+ */
+export function estimateForeground(rgb: RawImage, I: [Float32Array, Float32Array, Float32Array], alpha: Float32Array, r1: number, r2: number): RawImage {
+  const { width: w, height: h, data } = rgb;
+  const n = w * h;
+  const out = new Uint8Array(data);
+  const bandMask = new Uint8Array(n);
+  markBand(alpha, bandMask);
+  const band = indicesOf(bandMask);
+  if (band.length === 0) return { data: out, width: w, height: h, channels: 3 };
+  // The narrow pass's window sums: along x over `rows` (the band grown vertically), then along y
+  // at the band; its inputs over `near` (the band grown both ways).
+  const rowsMask = grow(bandMask, w, h, r2, true);
+  const narrow: NarrowWindows = { w, h, r: r2, rows: indicesOf(rowsMask), band };
+  const near = indicesOf(grow(rowsMask, w, h, r2, false));
+  const hsA = new Float32Array(n);
+  sumAlongX(narrow, alpha, hsA);
+  const meanA = new Float32Array(band.length);
+  windowMeansAtBand(narrow, hsA, meanA);
+
+  // Bilinear upsampling of the wide pass, per column and per row.
+  const lowA = downsample2(alpha, w, h);
+  const up: WideUpsampling = { lw: lowA.width, x: upsampleTaps(w, lowA.width), y: upsampleTaps(h, lowA.height) };
+  const bA1 = boxMean(lowA.data, lowA.width, lowA.height, r1);
+  const low = scratch(lowA.width * lowA.height);
+  const fa = new Float32Array(n);
+  const b1a = new Float32Array(n);
+  const hsF = new Float32Array(n);
+  const hsB = new Float32Array(n);
+  // Stores through a clamped view round natively.
+  const clamped = new Uint8ClampedArray(out.buffer);
+  for (let c = 0; c < 3; c++) {
+    const Ic = I[c];
+    const Il = downsample2(Ic, w, h).data;
+    blurredFB(Il, Il, lowA.data, bA1, lowA.width, lowA.height, r1, low);
+    // Wide pass fused (F1) and the narrow pass's weighted inputs, near the band only.
+    wideFused(near, w, h, up, low.bF, low.bB, alpha, Ic, fa, b1a);
+    sumAlongX(narrow, fa, hsF);
+    sumAlongX(narrow, b1a, hsB);
+    narrowFused(narrow, alpha, Ic, meanA, hsF, hsB, clamped, c);
+  }
+  return { data: out, width: w, height: h, channels: 3 };
+}
+
+/** Soft-edge pixels: 0 < alpha < 0.999. */
+function markBand(alpha: Float32Array, bandMask: Uint8Array): void {
+  for (let i = 0; i < alpha.length; i++) bandMask[i] = alpha[i] > 0 && alpha[i] < 0.999 ? 1 : 0;
+}
+
+/** The narrow pass's windows: radius r, sums along x over `rows`, along y at `band`. */
+interface NarrowWindows {
+  w: number;
+  h: number;
+  r: number;
+  rows: Int32Array;
+  band: Int32Array;
+}
+
+/** Window sums along x at the pixels `rows` lists (windows clipped at the photo's borders). */
+function sumAlongX(win: NarrowWindows, src: Float32Array, dst: Float32Array): void {
+  const { w, r, rows } = win;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k];
+    const x = i % w;
+    let acc = 0;
+    for (let q = i - Math.min(r, x), end = i + Math.min(r, w - 1 - x); q <= end; q++) acc += src[q];
+    dst[i] = acc;
+  }
+}
+
+/** Sum along y of the x-sums `hs` at pixel i: the window sum. */
+function sumAlongY(win: NarrowWindows, hs: Float32Array, i: number): number {
+  const { w, h, r } = win;
+  const y = Math.floor(i / w);
+  let acc = 0;
+  for (let q = i - Math.min(r, y) * w, end = i + Math.min(r, h - 1 - y) * w; q <= end; q += w) acc += hs[q];
+  return acc;
+}
+
+/** Pixels of pixel i's window inside the photo (window means are over those). */
+function windowCount(win: NarrowWindows, i: number): number {
+  const { w, h, r } = win;
+  const x = i % w;
+  const y = (i - x) / w;
+  return (Math.min(w - 1, x + r) - Math.max(0, x - r) + 1) * (Math.min(h - 1, y + r) - Math.max(0, y - r) + 1);
+}
+
+function windowMeansAtBand(win: NarrowWindows, hs: Float32Array, mean: Float32Array): void {
+  const { band } = win;
+  for (let k = 0; k < band.length; k++) mean[k] = sumAlongY(win, hs, band[k]) / windowCount(win, band[k]);
+}
+
+/** Bilinear taps from the wide pass's half-resolution grid (lw columns) to the photo. */
+interface WideUpsampling {
+  lw: number;
+  x: UpsampleTaps;
+  y: UpsampleTaps;
+}
+
+/**
+ * At the pixels `near` lists: the wide pass fused (F1 from the upsampled blurred colours bF, bB)
+ * and the narrow pass's weighted inputs fa = F1 alpha, b1a = B (1 - alpha). Row by row, the
+ * upsampling's row terms once per row.
+ */
+function wideFused(
+  near: Int32Array,
+  w: number,
+  h: number,
+  up: WideUpsampling,
+  bF: Float32Array,
+  bB: Float32Array,
+  alpha: Float32Array,
+  Ic: Float32Array,
+  fa: Float32Array,
+  b1a: Float32Array,
+): void {
+  const { lw } = up;
+  const { i0: ux0, i1: ux1, t: utx } = up.x;
+  const { i0: uy0, i1: uy1, t: uty } = up.y;
+  for (let y = 0, k = 0; y < h && k < near.length; y++) {
+    const rowEnd = (y + 1) * w;
+    if (near[k] >= rowEnd) continue;
+    const t0 = uy0[y] * lw;
+    const t1 = uy1[y] * lw;
+    const ty = uty[y];
+    for (; k < near.length && near[k] < rowEnd; k++) {
+      const i = near[k];
+      const x = i - y * w;
+      const a0 = ux0[x];
+      const a1 = ux1[x];
+      const tx = utx[x];
+      const fTop = bF[t0 + a0] + (bF[t0 + a1] - bF[t0 + a0]) * tx;
+      const f = fTop + (bF[t1 + a0] + (bF[t1 + a1] - bF[t1 + a0]) * tx - fTop) * ty;
+      const bTop = bB[t0 + a0] + (bB[t0 + a1] - bB[t0 + a0]) * tx;
+      const b = bTop + (bB[t1 + a0] + (bB[t1 + a1] - bB[t1 + a0]) * tx - bTop) * ty;
+      const a = alpha[i];
+      let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      fa[i] = Math.fround(v) * a;
+      b1a[i] = b * (1 - a);
+    }
+  }
+}
+
+/** The narrow pass at the band: fused colour of channel c, stored (0..255) into `out`. */
+function narrowFused(
+  win: NarrowWindows,
+  alpha: Float32Array,
+  Ic: Float32Array,
+  meanA: Float32Array,
+  hsF: Float32Array,
+  hsB: Float32Array,
+  out: Uint8ClampedArray,
+  c: number,
+): void {
+  const { band } = win;
+  for (let k = 0; k < band.length; k++) {
+    const i = band[k];
+    const a = alpha[i];
+    const count = windowCount(win, i);
+    const f = Math.fround(sumAlongY(win, hsF, i) / count / (meanA[k] + 1e-5));
+    const b = Math.fround(sumAlongY(win, hsB, i) / count / (1 - meanA[k] + 1e-5));
+    let v = f + a * (Ic[i] - a * f - (1 - a) * b);
+    v = v < 0 ? 0 : v > 1 ? 1 : v;
+    out[i * 3 + c] = Math.fround(v) * 255;
+  }
+}
+
+
+// image.ts' 2x2 mean (downsample2), verbatim.
+/** 2x2 mean downsample of a float plane (odd edges average what exists). */
+export function downsample2(src: Float32Array, width: number, height: number): { data: Float32Array; width: number; height: number } {
+  const w2 = Math.ceil(width / 2);
+  const h2 = Math.ceil(height / 2);
+  const out = new Float32Array(w2 * h2);
+  halveInto(src, width, height, out, w2, h2);
+  return { data: out, width: w2, height: h2 };
+}
+
+function halveInto(src: Float32Array, width: number, height: number, out: Float32Array, w2: number, h2: number): void {
+  for (let y = 0; y < h2; y++) {
+    const y0 = 2 * y;
+    const y1 = Math.min(height - 1, y0 + 1);
+    for (let x = 0; x < w2; x++) {
+      const x0 = 2 * x;
+      const x1 = Math.min(width - 1, x0 + 1);
+      out[y * w2 + x] = 0.25 * (src[y0 * width + x0] + src[y0 * width + x1] + src[y1 * width + x0] + src[y1 * width + x1]);
+    }
   }
 }
 
