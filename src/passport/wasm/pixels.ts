@@ -9,6 +9,7 @@
 // overlap on a thread). It grows to the largest call's need and stays so (the halo tables of a
 // 600 x 600 photo: 13 MB).
 import { readFileSync } from 'node:fs';
+import type { ChannelLuts } from '../enhance.js';
 import type { AffineMap, Rgb } from '../image.js';
 
 interface PixelKernels {
@@ -53,7 +54,6 @@ interface PixelKernels {
   ): void;
 }
 
-type Luts = readonly [Uint8Array, Uint8Array, Uint8Array];
 
 function instantiate(): PixelKernels {
   const bytes = readFileSync(new URL('./pixels.wasm', import.meta.url));
@@ -106,7 +106,7 @@ function need(what: string, have: number, bytes: number): void {
 }
 
 /** The three 256-entry tables, one after the other. */
-function putLuts(luts: Luts): number {
+function putLuts(luts: ChannelLuts): number {
   const at = alloc(768);
   const table = u8(at, 768);
   table.set(luts[0], 0);
@@ -175,7 +175,7 @@ export interface HaloParams {
  * and halo pixel counts from them: [ring, halo].
  */
 export function haloCounts(
-  source: Uint8Array, sc: number, luts: Luts, output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, p: HaloParams,
+  source: Uint8Array, sc: number, luts: ChannelLuts, output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, p: HaloParams,
 ): [number, number] {
   const n = w * h;
   need('halo source', source.length, n * sc);
@@ -214,7 +214,7 @@ export function sharpenLumaInto(
 }
 
 /** The composite (background.ts): fg (RGB) through `luts` over `background` with alpha, into out. */
-export function blendOnBackgroundInto(fg: Uint8Array, luts: Luts, alpha: Float32Array, background: Rgb, out: Uint8Array): void {
+export function blendOnBackgroundInto(fg: Uint8Array, luts: ChannelLuts, alpha: Float32Array, background: Rgb, out: Uint8Array): void {
   const n = alpha.length;
   need('composite foreground', fg.length, n * 3);
   need('composite output', out.length, n * 3);
