@@ -75,13 +75,13 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
 }
 
 /** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
-interface LowCoefficients {
+export interface LowCoefficients {
   planes: Float32Array[];
   width: number;
   height: number;
 }
 
-interface UpsampleTaps {
+export interface UpsampleTaps {
   i0: Int32Array;
   i1: Int32Array;
   t: Float64Array;
@@ -92,7 +92,7 @@ interface UpsampleTaps {
  * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
  * t[k] on the second.
  */
-function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
+export function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
   const i0 = new Int32Array(length);
   const i1 = new Int32Array(length);
   const t = new Float64Array(length);

@@ -308,28 +308,39 @@ export async function detectAroundSeed(src: RawImage, seed: FaceSeed, crops: rea
  * and `seed` and makes the same copy itself (detectAroundSeed), so it starts at once.
  */
 export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid, helper?: CropHelper): Promise<DetectedFace | null> {
-  const crops = gridCrops(grid);
-  const away = helper ? Math.round(crops.length * helper.share) : 0;
-  const there = helper && away > 0 ? helper.run(src, seed, crops.slice(0, away)) : null;
-  there?.catch(() => undefined); // awaited below
   const view = seedView(src, seed);
   view.catch(() => undefined); // awaited below
-  const here = away < crops.length ? await detectOnGrid((await view).rgb, (await view).seed, crops.slice(away)) : [];
-  const before = there ? await there.catch(async () => detectOnGrid((await view).rgb, (await view).seed, crops.slice(0, away))) : [];
-  const r = medianFace([...before, ...here]);
+  const found = await detectSharing(gridCrops(grid), helper, src, seed, async (crops) => {
+    const v = await view;
+    return detectOnGrid(v.rgb, v.seed, crops);
+  });
+  const r = medianFace(found);
   const scale = (await view).scale;
   return r && scale !== null ? scaleFace(r, scale, 0, 0) : r;
 }
 
 /** Detects on each grid crop around the seed (a helper's share elsewhere) and takes the per-coordinate medians; null when no crop finds the face. */
 async function gridMedian(rgb: RawImage, seed: FaceSeed, grid: RefineGrid, helper?: CropHelper): Promise<DetectedFace | null> {
-  const crops = gridCrops(grid);
+  return medianFace(await detectSharing(gridCrops(grid), helper, rgb, seed, (crops) => detectOnGrid(rgb, seed, crops)));
+}
+
+/**
+ * The faces found on `crops` (in order): the helper's share (the first crops) sent to it at once
+ * with `img` and `seed`, the rest by `here`; a failed helper's crops by `here` too.
+ */
+async function detectSharing(
+  crops: GridCrop[],
+  helper: CropHelper | undefined,
+  img: RawImage,
+  seed: FaceSeed,
+  here: (crops: GridCrop[]) => Promise<Array<DetectedFace | null>>,
+): Promise<Array<DetectedFace | null>> {
   const away = helper ? Math.round(crops.length * helper.share) : 0;
-  const there = helper && away > 0 ? helper.run(rgb, seed, crops.slice(0, away)) : null;
+  const there = helper && away > 0 ? helper.run(img, seed, crops.slice(0, away)) : null;
   there?.catch(() => undefined); // awaited below
-  const here = await detectOnGrid(rgb, seed, crops.slice(away));
-  const before = there ? await there.catch(() => detectOnGrid(rgb, seed, crops.slice(0, away))) : [];
-  return medianFace([...before, ...here]);
+  const mine = away < crops.length ? await here(crops.slice(away)) : [];
+  const theirs = there ? await there.catch(() => here(crops.slice(0, away))) : [];
+  return [...theirs, ...mine];
 }
 
 /** Per-coordinate medians of the faces found on a grid's crops; null when none was. */

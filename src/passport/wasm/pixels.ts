@@ -9,6 +9,7 @@
 // overlap on a thread). It grows to the largest call's need and stays so (the halo tables of a
 // 600 x 600 photo: 13 MB).
 import { readFileSync } from 'node:fs';
+import type { UpsampleTaps } from '../background.js';
 import type { ChannelLuts } from '../enhance.js';
 import type { AffineMap, Rgb } from '../image.js';
 
@@ -44,6 +45,8 @@ interface PixelKernels {
     decided: number, both: number, slots: number, t: number,
   ): void;
   guidedCoefficients(R: number, G: number, B: number, p: number, w: number, h: number, rl: number, eps: number, out: number, scratch: number): void;
+  guidedScratchBytes(w: number, h: number): number;
+  foregroundScratchBytes(w: number, h: number): number;
   estimateForeground(
     R: number, G: number, B: number, alpha: number, w: number, h: number, r1: number, r2: number,
     xa: number, xb: number, xt: number, ya: number, yb: number, yt: number, out: number, scratch: number,
@@ -246,11 +249,14 @@ export function levelStatsInto(d: Uint8Array, n: number, weight: Float32Array | 
   stats.set(new Float64Array(kernels.memory.buffer, st, 5));
 }
 
-/** Bilinear upsampling taps along one axis (background.ts, upsampleTaps). */
-interface Taps {
-  i0: Int32Array;
-  i1: Int32Array;
-  t: Float64Array;
+/** Taps for `length` pixels, or a RangeError. */
+function needTaps(what: string, taps: UpsampleTaps, length: number): void {
+  need(`${what} taps`, Math.min(taps.i0.length, taps.i1.length, taps.t.length), length);
+}
+
+/** Copies the taps in: the offsets of i0, i1 and t. */
+function putTaps(taps: UpsampleTaps): [number, number, number] {
+  return [put(taps.i0), put(taps.i1), put(taps.t)];
 }
 
 /**
@@ -260,25 +266,21 @@ interface Taps {
  */
 export function tightenInto(
   low: Float32Array[], lw: number, lh: number, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,
-  x: Taps, y: Taps, lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
+  x: UpsampleTaps, y: UpsampleTaps, lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
 ): void {
   const ln = lw * lh;
   const n = w * h;
   for (const plane of low) need('tighten coefficients', plane.length, ln);
   for (const plane of I) need('tighten guide', plane.length, n);
   if (inside) need('tighten inside', inside.length, n);
-  need('tighten taps', Math.min(x.i0.length, x.i1.length, x.t.length), w);
-  need('tighten taps', Math.min(y.i0.length, y.i1.length, y.t.length), h);
+  needTaps('tighten', x, w);
+  needTaps('tighten', y, h);
   need('tighten output', t.length, n);
   reset();
   const [aR, aG, aB, bb] = low.map((plane) => put(plane.subarray(0, ln)));
   const [R, G, B] = I.map((plane) => put(plane.subarray(0, n)));
-  const xa = put(x.i0);
-  const xb = put(x.i1);
-  const xt = put(x.t);
-  const ya = put(y.i0);
-  const yb = put(y.i1);
-  const yt = put(y.t);
+  const [xa, xb, xt] = putTaps(x);
+  const [ya, yb, yt] = putTaps(y);
   const ins = inside ? put(inside) : 0;
   const decided = alloc(ln);
   const both = alloc(lw);
@@ -301,7 +303,7 @@ export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Floa
   reset();
   const [R, G, B, P] = [...I, p].map((plane) => put(plane.subarray(0, n)));
   const out = alloc(4 * ln * 4);
-  const scratch = alloc(31 * ln * 4 + lw * 8);
+  const scratch = alloc(kernels.guidedScratchBytes(w, h));
   kernels.guidedCoefficients(R, G, B, P, w, h, rl, eps, out, scratch);
   const planes = [0, 1, 2, 3].map((k) => f32(out + k * ln * 4, ln).slice());
   return { planes, width: lw, height: lh };
@@ -314,27 +316,19 @@ export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Floa
  */
 export function estimateForegroundInto(
   I: readonly [Float32Array, Float32Array, Float32Array], alpha: Float32Array, w: number, h: number, r1: number, r2: number,
-  x: Taps, y: Taps, out: Uint8Array,
+  x: UpsampleTaps, y: UpsampleTaps, out: Uint8Array,
 ): void {
   const n = w * h;
   for (const plane of [...I, alpha]) need('foreground input', plane.length, n);
-  need('foreground taps', Math.min(x.i0.length, x.i1.length, x.t.length), w);
-  need('foreground taps', Math.min(y.i0.length, y.i1.length, y.t.length), h);
+  needTaps('foreground', x, w);
+  needTaps('foreground', y, h);
   need('foreground output', out.length, n * 3);
-  const lw = Math.ceil(w / 2);
-  const ln = lw * Math.ceil(h / 2);
   reset();
   const [R, G, B, A] = [...I, alpha].map((plane) => put(plane.subarray(0, n)));
-  const xa = put(x.i0);
-  const xb = put(x.i1);
-  const xt = put(x.t);
-  const ya = put(y.i0);
-  const yb = put(y.i1);
-  const yt = put(y.t);
+  const [xa, xb, xt] = putTaps(x);
+  const [ya, yb, yt] = putTaps(y);
   const o = put(out);
-  // The kernel's scratch: three masks (n bytes each, then aligned), three index lists and six
-  // float planes (n x 4 bytes each), eight half-resolution planes, a box column (lw f64).
-  const scratch = alloc(3 * n + 16 + 9 * n * 4 + 8 * ln * 4 + lw * 8);
+  const scratch = alloc(kernels.foregroundScratchBytes(w, h));
   kernels.estimateForeground(R, G, B, A, w, h, r1, r2, xa, xb, xt, ya, yb, yt, o, scratch);
   out.set(u8(o, n * 3));
 }

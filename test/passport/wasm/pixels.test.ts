@@ -3,7 +3,7 @@
 // reduce and reach outside the source, and windows wider than the plane. The kernels are called
 // through the module's public functions (image.ts, halo.ts' table through its view).
 import { expect } from 'chai';
-import { compositeOnBackground, estimateForeground, refinementRadii } from '../../../src/passport/background.js';
+import { compositeOnBackground, estimateForeground, refinementRadii, upsampleTaps } from '../../../src/passport/background.js';
 import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
 import { measureHalo } from '../../../src/passport/halo.js';
@@ -195,7 +195,7 @@ describe('passport pixel kernels (WebAssembly) equal the JavaScript they replace
         for (const ins of [inside, undefined]) {
           const want = reference.combineTightened({ low: { planes: low, width: lw, height: lh }, I, w, h, lo: 0.3, hi: 0.8, inside: ins }, skip);
           const got = new Float32Array(w * h);
-          tightenInto(low, lw, lh, I, w, h, reference.upsampleTaps(w, lw), reference.upsampleTaps(h, lh), 0.3, 0.8, ins, skip, got);
+          tightenInto(low, lw, lh, I, w, h, upsampleTaps(w, lw), upsampleTaps(h, lh), 0.3, 0.8, ins, skip, got);
           expectSameBytes(got, want, `${w}x${h} skip ${skip} inside ${Boolean(ins)}`);
           if (w > 100) expect(want.filter((v) => v > 0 && v < 1).length, 'pixels on the ramp').to.be.greaterThan(500);
         }

@@ -1,9 +1,9 @@
 // The JavaScript loops the pixel kernels (src/passport/wasm) replaced, verbatim: the reference
 // the kernels must equal bit for bit (pixels.test.ts). Not used by the service.
-import type { AffineMap, RawImage, Rgb } from '../../../src/passport/image.js';
 import { ENHANCE, type ChannelLuts } from '../../../src/passport/enhance.js';
 import { HALO } from '../../../src/passport/halo.js';
-import { luma } from '../../../src/passport/image.js';
+import { upsampleTaps, type LowCoefficients, type UpsampleTaps } from '../../../src/passport/background.js';
+import { luma, type AffineMap, type RawImage, type Rgb } from '../../../src/passport/image.js';
 
 export function bicubicInto(
   s: Uint8Array,
@@ -478,38 +478,7 @@ function distanceToSegment(p: readonly number[], a: readonly number[], b: readon
   return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1], p[2] - a[2] - t * d[2]);
 }
 
-// background.ts' tightening before the kernel (combineTightened), verbatim, with the helpers it used.
-/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
-export interface LowCoefficients {
-  planes: Float32Array[];
-  width: number;
-  height: number;
-}
-
-interface UpsampleTaps {
-  i0: Int32Array;
-  i1: Int32Array;
-  t: Float64Array;
-}
-
-/**
- * Bilinear taps from downsample2's half-resolution grid back to full resolution along one axis:
- * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
- * t[k] on the second.
- */
-export function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
-  const i0 = new Int32Array(length);
-  const i1 = new Int32Array(length);
-  const t = new Float64Array(length);
-  for (let k = 0; k < length; k++) {
-    const f = Math.min(lowLength - 1, Math.max(0, (k + 0.5) / 2 - 0.5));
-    i0[k] = Math.floor(f);
-    i1[k] = Math.min(lowLength - 1, i0[k] + 1);
-    t[k] = f - i0[k];
-  }
-  return { i0, i1, t };
-}
-
+// background.ts' tightening before the kernel (combineTightened), verbatim (its upsampling taps and coefficient planes are background.ts' own).
 /** Per half-resolution cell: the tightened value every pixel it reaches takes (0 or 1), or UNDECIDED. */
 const UNDECIDED = 2;
 

@@ -656,13 +656,19 @@ function box(src: usize, w: i32, h: i32, r: i32, out: usize, tmp: usize, col: us
   boxColumns(tmp, w, h, r, out, col);
 }
 
+/** guidedCoefficients' scratch: 31 half-resolution f32 planes (halved inputs, products, means, a and b, a box tmp) and a box column. */
+export function guidedScratchBytes(w: i32, h: i32): i32 {
+  const lw = (w + 1) >> 1;
+  return 31 * lw * ((h + 1) >> 1) * 4 + lw * 8;
+}
+
 /**
  * The colour guided filter's linear coefficients at half resolution (background.ts,
  * guidedFilterCoefficients; He & Sun's fast variant): the guide's R, G, B planes and the mask p
  * (w x h f32) halved, their window means (radius rl) and those of the six guide products and
  * three guide-mask products, the 3x3 covariance solve per cell (eps on the diagonal), and the
  * window means of a and b, into out: four planes aR, aG, aB, b of ceil(w/2) x ceil(h/2).
- * scratch: 30 such planes plus one f64 row.
+ * scratch: guidedScratchBytes(w, h).
  */
 export function guidedCoefficients(R: usize, G: usize, B: usize, p: usize, w: i32, h: i32, rl: i32, eps: f64, out: usize, scratch: usize): void {
   const lw = (w + 1) >> 1;
@@ -792,12 +798,22 @@ function sumAlongX(rows: usize, count: i32, w: i32, r: i32, src: usize, dst: usi
 }
 
 /**
+ * estimateForeground's scratch: three u8 masks (w x h, then aligned), three i32 index lists and
+ * six f32 planes (w x h), eight half-resolution f32 planes, a box column (f64 per half-width).
+ */
+export function foregroundScratchBytes(w: i32, h: i32): i32 {
+  const n = w * h;
+  const lw = (w + 1) >> 1;
+  return 3 * n + 16 + 9 * n * 4 + 8 * lw * ((h + 1) >> 1) * 4 + lw * 8;
+}
+
+/**
  * Foreground colours with the old background removed at the soft edge (background.ts,
  * estimateForeground: blur fusion, the wide pass at half resolution with radius r1, the narrow
  * pass at full resolution with radius r2 at the band 0 < alpha < 0.999 only). I: the photo's
  * R, G, B planes (0..1 f32); alpha (f32); out: the photo's RGB bytes, whose band pixels are
- * replaced. Taps: bilinear upsampling from half resolution along x (w) and y (h). scratch: see
- * the caller (pixels.ts) for its layout. Returns the band's pixel count.
+ * replaced. Taps: bilinear upsampling from half resolution along x (w) and y (h). scratch:
+ * foregroundScratchBytes(w, h). Returns the band's pixel count.
  */
 export function estimateForeground(
   R: usize, G: usize, B: usize, alpha: usize, w: i32, h: i32, r1: i32, r2: i32,
