@@ -10,11 +10,10 @@ import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import { startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
 import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
-import { loadConfigOrExit, type Config } from '../src/config.js';
-import { openQueue } from '../src/jobs/job-producer.js';
+import { exitOnConfigError, loadConfigOrExit, type Config } from '../src/config.js';
+import { QUEUE_NAMES, servedQueues, uploadJobId } from '../src/jobs/job-contract.js';
+import { createQueueConnection, openQueue } from '../src/jobs/queues.js';
 import { replayJobRecords } from '../src/jobs/job-records.js';
-import { QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
-import { createQueueConnection } from '../src/jobs/redis-connection.js';
 import { createLogger } from '../src/logger.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import { startRedisServer } from './lib/redis-server.js';
@@ -36,6 +35,7 @@ async function main() {
   fs.mkdirSync(dataDir, { recursive: true });
   env.LOCAL_STORAGE_DIR ??= path.join(dataDir, 'storage');
   const early = loadConfigOrExit(env); // fail fast on a bad variable before starting anything
+  exitOnConfigError(() => servedQueues(early.workerQueues)); // the workers' WORKER_QUEUES, checked as early
 
   if (!env.REDIS_URL) {
     // Queued work is kept in an append-only file: a job answered 202 survives a crash.

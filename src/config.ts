@@ -2,7 +2,6 @@
 // A wrong value stops the process with one line naming the variable (see ConfigError).
 import os from 'node:os';
 import path from 'node:path';
-import { ALL_QUEUES, type QueueName } from './jobs/queue-names.js';
 
 export type StorageDriverName = 'local' | 'gcs';
 
@@ -95,8 +94,11 @@ export interface Config {
   maxAnimatedFrames: number;
   /** Behind a reverse proxy: client addresses (rate limits) come from X-Forwarded-For; otherwise only a proxy on loopback is trusted. */
   trustProxy: boolean;
-  /** The queues a worker process serves (WORKER_QUEUES; default all). */
-  workerQueues: readonly QueueName[];
+  /**
+   * The queue names WORKER_QUEUES lists (empty: all). Checked against the queues where they are
+   * defined, by servedQueues (src/jobs/job-contract.ts), in the worker processes and `npm start`.
+   */
+  workerQueues: readonly string[];
 }
 
 export type PresetValues = Record<string, string | number | boolean>;
@@ -149,13 +151,6 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (/^(true|1)$/i.test(raw.trim())) return true;
   if (/^(false|0)$/i.test(raw.trim())) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function queues(env: Env, name: string): readonly QueueName[] {
-  const requested = list(env, name, []);
-  const unknown = requested.filter((q) => !ALL_QUEUES.includes(q as QueueName));
-  if (unknown.length > 0) throw new ConfigError(name, `has unknown queue(s) ${unknown.join(', ')}; known: ${ALL_QUEUES.join(', ')}`);
-  return requested.length > 0 ? (requested as QueueName[]) : ALL_QUEUES;
 }
 
 /** PRESETS: `{"name": {"param": value, …}, …}`. Parameter values are checked against the registry's schema by the front door. */
@@ -252,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     unversionedMaxAgeSeconds: int(env, 'UNVERSIONED_MAX_AGE', 60, 0, 86_400),
     maxAnimatedFrames: int(env, 'MAX_ANIMATED_FRAMES', 200, 1, 10_000),
     trustProxy: bool(env, 'TRUST_PROXY', false),
-    workerQueues: queues(env, 'WORKER_QUEUES'),
+    workerQueues: list(env, 'WORKER_QUEUES', []),
   };
 }
 
@@ -270,8 +265,13 @@ export function libvipsThreadsFor(config: Pick<Config, 'sharpThreads'>, activeJo
 
 /** Loads the config or exits with one clear line; used by process entry points. */
 export function loadConfigOrExit(env: Env = process.env): Config {
+  return exitOnConfigError(() => loadConfig(env));
+}
+
+/** What `read` returns; a ConfigError instead stops the process with its one line (exit 78). */
+export function exitOnConfigError<T>(read: () => T): T {
   try {
-    return loadConfig(env);
+    return read();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -40,7 +40,7 @@ describe('config', () => {
     expect(config.heapGrowingPercent).to.equal(100);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).to.equal(0);
     expect(config.trustProxy).to.equal(false);
-    expect(config.workerQueues).to.deep.equal(['upload-finalize', 'transform', 'passport']);
+    expect(config.workerQueues).to.deep.equal([]);
   });
 
   it('reads TRUST_PROXY and WORKER_QUEUES (read by the front door and workers through the config only)', () => {
@@ -86,7 +86,6 @@ describe('config', () => {
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY'],
     [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY'],
-    [{ WORKER_QUEUES: 'transform,thumbnails' }, 'WORKER_QUEUES'],
   ];
   for (const [env, variable] of bad) {
     it(`refuses ${JSON.stringify(env)} with a ConfigError naming ${variable}`, () => {

@@ -1,7 +1,8 @@
 // Worker process entry point: `node dist/workers/main.js` (Procfile `worker`).
 // WORKER_QUEUES (comma-separated) limits the queues this process serves; default all.
-import { loadConfigOrExit } from '../src/config.js';
+import { exitOnConfigError, loadConfigOrExit } from '../src/config.js';
 import { applyHeapGrowth } from '../src/heap-growth.js';
+import { servedQueues } from '../src/jobs/job-contract.js';
 import { createLogger } from '../src/logger.js';
 import { closeOnSignals } from '../src/shutdown.js';
 import { WorkerProcess } from './worker-process.js';
@@ -9,7 +10,7 @@ import { WorkerProcess } from './worker-process.js';
 const config = loadConfigOrExit();
 applyHeapGrowth(config.heapGrowingPercent);
 const log = createLogger('pictor-worker', config.logLevel);
-const worker = new WorkerProcess(config, log, config.workerQueues);
+const worker = new WorkerProcess(config, log, exitOnConfigError(() => servedQueues(config.workerQueues)));
 
 closeOnSignals(() => worker.close(), log, 'worker (finishing active jobs)');
 

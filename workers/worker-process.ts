@@ -12,13 +12,10 @@ import { closeDetectorThread } from '../src/passport/mediapipe/detector-thread.j
 import { closeEdgeThread } from '../src/passport/edge-bands.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
-import { isFinalFailure } from '../src/jobs/bullmq-internals.js';
-import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, type QueueName } from '../src/jobs/queue-names.js';
-import type { RecordedJobData } from '../src/jobs/job-producer.js';
+import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, publishJobOutcome, type QueueName, type RecordedJobData } from '../src/jobs/job-contract.js';
+import { createBlockingConnection, createQueueConnection, isFinalFailure } from '../src/jobs/queues.js';
 import { replayJobRecords } from '../src/jobs/job-records.js';
-import { createBlockingConnection, createQueueConnection } from '../src/jobs/redis-connection.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
-import { publishJobOutcome } from '../src/jobs/job-outcomes.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
 import { releaseTenantJob, tenantOfJobData } from '../src/jobs/tenant-queue.js';
 import { releaseAsyncUploadSlot } from '../src/jobs/async-upload-slots.js';
@@ -81,7 +78,7 @@ export class WorkerProcess {
       // BullMQ reports connection errors as worker 'error' events (logged below) while it runs.
       connection.on('error', () => undefined);
       this.workerConnections.push(connection);
-      // Waiting callers learn the outcome from one message (src/jobs/job-outcomes.ts); a lost one
+      // Waiting callers learn the outcome from one message (src/jobs/job-contract.ts); a lost one
       // is made up for by the caller looking at the job's state. A result is announced as soon as
       // the processor returns, before BullMQ's moveToFinished round trip: the work is done and
       // stored, and the job's state follows within a moment (~1 ms off every caller's wait).

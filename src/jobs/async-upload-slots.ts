@@ -6,7 +6,7 @@
 // failed for good). A slot older than SLOT_TTL_MS is dropped, so a lost release cannot pin a
 // user's bound for ever.
 import type { Redis } from 'ioredis';
-import { REDIS_PREFIX } from './queue-names.js';
+import { REDIS_PREFIX } from './job-contract.js';
 
 const SLOT_TTL_MS = 3600_000;
 

@@ -11,8 +11,8 @@
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
-import { REDIS_PREFIX } from './queue-names.js';
-import { readExpiringRecords } from './expiring-records.js';
+import { REDIS_PREFIX } from './job-contract.js';
+import { readExpiringRecords } from './worker-heartbeat.js';
 
 const KEY_PREFIX = `${REDIS_PREFIX}:metrics:worker:`;
 

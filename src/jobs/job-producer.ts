@@ -1,19 +1,15 @@
 // The front door's side of the queues: enqueue a job and await its result with a deadline.
-// Results arrive as one message per finished job on the job-outcomes channel (job-outcomes.ts);
+// Results arrive as one message per finished job on the job-outcomes channel (job-contract.ts);
 // the job's own state is looked at when a caller joins an existing job and, as a safety net,
 // while a caller has waited longer than OUTCOME_RECHECK_MS (a message lost to a reconnect).
 import { randomUUID } from 'node:crypto';
-import { Queue, type Job, type JobsOptions, type JobType } from 'bullmq';
+import type { Job, JobType, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ServiceError } from '../errors.js';
-import { hasFinished } from './bullmq-internals.js';
-import { decodeFailure } from './job-failure.js';
 import type { Storage } from '../storage/storage.js';
+import { ALL_QUEUES, JOB_OUTCOMES_CHANNEL, decodeFailure, parseJobOutcome, type JobOutcome, type JobTypes, type QueueName, type RecordedJobData } from './job-contract.js';
 import { jobRecordKey, writeJobRecord } from './job-records.js';
-import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, type JobOutcome } from './job-outcomes.js';
-import type { JobTypes } from './job-types.js';
-import { ALL_QUEUES, REDIS_PREFIX, type QueueName } from './queue-names.js';
-import { createBlockingConnection } from './redis-connection.js';
+import { createBlockingConnection, hasFinished, openQueue } from './queues.js';
 import { admitTenantJob, releaseTenantJob, tenantOfJobData, tenantPriority, type TenantAdmission } from './tenant-queue.js';
 
 export interface RunOptions {
@@ -38,23 +34,6 @@ export interface JobProducerOptions {
   jobRecords?: Storage;
   /** Waiting jobs per tenant and queue (0 = no per-tenant accounting); see tenant-queue.ts. */
   tenantMaxWaiting?: number;
-}
-
-/** Job data of a job with a durable record: the worker removes the record once the job has run. */
-export interface RecordedJobData {
-  jobRecordKey?: string;
-}
-
-export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  attempts: 4,
-  backoff: { type: 'exponential', delay: 300 },
-  removeOnComplete: { age: 3600, count: 2000 },
-  removeOnFail: { age: 24 * 3600, count: 5000 },
-};
-
-/** A queue as every producer adds to it (prefix, retries, retention). */
-export function openQueue(name: QueueName, connection: Redis): Queue {
-  return new Queue(name, { connection, prefix: REDIS_PREFIX, defaultJobOptions: DEFAULT_JOB_OPTIONS });
 }
 
 /** How long a waiting caller tolerates a lost Redis connection (reconnects take well under this). */

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { readIfPresent, type Storage } from '../storage/storage.js';
 import type { Redis } from 'ioredis';
-import { openQueue } from './job-producer.js';
-import { ALL_QUEUES, type QueueName } from './queue-names.js';
+import { ALL_QUEUES, type QueueName } from './job-contract.js';
+import { openQueue } from './queues.js';
 
 export const JOB_RECORDS_PREFIX = '_jobs/';
 

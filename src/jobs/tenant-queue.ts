@@ -10,7 +10,7 @@
 //    places do not go down while it has jobs waiting, so its own jobs keep their order;
 //  - place ≥ TENANT_MAX_WAITING: refused (429 + Retry-After).
 import type { Redis } from 'ioredis';
-import { REDIS_PREFIX } from './queue-names.js';
+import { REDIS_PREFIX } from './job-contract.js';
 
 /** Bulk jobs' priority base: above any interactive place, below BullMQ's maximum (2^21). */
 export const BULK_PRIORITY = 1_000_000;

@@ -2,8 +2,7 @@
 // (Redis key expiry is fine here; only the catalog avoids relying on TTLs.)
 import os from 'node:os';
 import type { Redis } from 'ioredis';
-import { readExpiringRecords } from './expiring-records.js';
-import { REDIS_PREFIX } from './queue-names.js';
+import { REDIS_PREFIX } from './job-contract.js';
 
 const KEY_PREFIX = `${REDIS_PREFIX}:workers:`;
 
@@ -59,4 +58,20 @@ export class WorkerHeartbeat {
 
 export async function liveWorkers(redis: Redis): Promise<WorkerBeat[]> {
   return (await readExpiringRecords(redis, KEY_PREFIX)).map((v) => JSON.parse(v) as WorkerBeat);
+}
+
+/**
+ * Values of every key under `prefix` that has not expired (SCAN, then one MGET): the per-process
+ * records kept in Redis with an expiry (heartbeats here, metric snapshots in job-metrics.ts).
+ */
+export async function readExpiringRecords(redis: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 200);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  if (keys.length === 0) return [];
+  return (await redis.mget(keys)).filter((v): v is string => v !== null);
 }

@@ -6,7 +6,7 @@ import { parseKeySeed, seedCredential } from '../catalog/api-keys.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
 import { JobProducer } from '../jobs/job-producer.js';
-import { createBlockingConnection, createQueueConnection } from '../jobs/redis-connection.js';
+import { createBlockingConnection, createQueueConnection } from '../jobs/queues.js';
 import { createStorage } from '../storage/create-storage.js';
 import { createApp } from './app.js';
 import { markArrivedWhileDraining } from './middleware/draining.js';

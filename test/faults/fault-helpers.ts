@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Catalog } from '../../src/catalog/catalog.js';
 import { readUsage } from '../../src/catalog/usage.js';
 import type { JobProducer } from '../../src/jobs/job-producer.js';
-import { ALL_QUEUES } from '../../src/jobs/queue-names.js';
+import { ALL_QUEUES } from '../../src/jobs/job-contract.js';
 import type { Storage } from '../../src/storage/storage.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

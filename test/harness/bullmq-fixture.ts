@@ -1,10 +1,10 @@
 // A real redis-server with BullMQ objects on it, connected as the service connects them (one
 // connection for queues; a blocking one of its own for each Worker and QueueEvents:
-// src/jobs/redis-connection.ts) and closed in the service's order: workers and event listeners,
+// src/jobs/queues.ts) and closed in the service's order: workers and event listeners,
 // then queues, then connections, then the server.
 import { Queue, QueueEvents, Worker, type Processor, type QueueOptions, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createBlockingConnection, createQueueConnection } from '../../src/jobs/redis-connection.js';
+import { createBlockingConnection, createQueueConnection } from '../../src/jobs/queues.js';
 import { startRedisServer, type RedisServerHandle } from '../../scripts/lib/redis-server.js';
 
 export class BullmqFixture {

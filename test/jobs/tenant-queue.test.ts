@@ -3,7 +3,7 @@
 // time, so the order in which jobs start is the queue's order), real renders.
 import { expect } from 'chai';
 import type { Credential } from '../../src/catalog/api-keys.js';
-import { QUEUE_NAMES } from '../../src/jobs/queue-names.js';
+import { QUEUE_NAMES } from '../../src/jobs/job-contract.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QUEUE_NAMES } from '../../src/jobs/queue-names.js';
+import { QUEUE_NAMES } from '../../src/jobs/job-contract.js';
 import { createApp } from '../../src/web/app.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';

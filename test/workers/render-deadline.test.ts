@@ -3,7 +3,7 @@
 // worker process goes on serving.
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { QUEUE_NAMES } from '../../src/jobs/queue-names.js';
+import { QUEUE_NAMES } from '../../src/jobs/job-contract.js';
 import { liveWorkers } from '../../src/jobs/worker-heartbeat.js';
 import { jpeg } from '../fixtures/images.js';
 import { request } from '../harness/http.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import sharp from 'sharp';
-import { QUEUE_NAMES } from '../../src/jobs/queue-names.js';
+import { QUEUE_NAMES } from '../../src/jobs/job-contract.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';

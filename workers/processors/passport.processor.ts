@@ -2,7 +2,7 @@
 // compliance report. Models load once per process (lazily, on the first job or at warm-up).
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
-import type { PassportJobData, PassportJobResult } from '../../src/jobs/job-types.js';
+import type { PassportJobData, PassportJobResult } from '../../src/jobs/job-contract.js';
 import { PassportInputError } from '../../src/passport/errors.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { isPassportCountry } from '../../src/passport/specs.js';

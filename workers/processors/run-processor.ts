@@ -2,7 +2,7 @@
 // (storage, network, catalog) is thrown as-is so BullMQ retries it with backoff.
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
-import { unrecoverable } from '../../src/jobs/job-failure.js';
+import { unrecoverable } from '../../src/jobs/job-contract.js';
 
 export function guarded<D, R>(fn: (job: Job<D, R>) => Promise<R>) {
   return async (job: Job<D, R>): Promise<R> => {

@@ -6,7 +6,7 @@ import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
 import { RenderTimeoutError, renderDerivative } from '../../src/imaging/pipeline.js';
 import { classifyRenderFailure } from '../../src/imaging/render-failure.js';
-import type { TransformJobData, TransformResult } from '../../src/jobs/job-types.js';
+import type { TransformJobData, TransformResult } from '../../src/jobs/job-contract.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 

@@ -7,7 +7,7 @@ import { holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/us
 import { ServiceError } from '../../src/errors.js';
 import { inspectUpload } from '../../src/imaging/inspect-upload.js';
 import { describeImage, type ImagePreview } from '../../src/imaging/preview.js';
-import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-types.js';
+import type { UploadFinalizeJobData, UploadFinalizeResult } from '../../src/jobs/job-contract.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 

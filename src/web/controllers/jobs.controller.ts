@@ -2,10 +2,8 @@
 // would have returned; when failed, the error it would have returned.
 import type { Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
-import { decodeFailure } from '../../jobs/job-failure.js';
-import { settledJob } from '../../jobs/settled-job.js';
-import type { TransformResult, UploadFinalizeJobData, UploadFinalizeResult } from '../../jobs/job-types.js';
-import { QUEUE_NAMES, type QueueName } from '../../jobs/queue-names.js';
+import { QUEUE_NAMES, decodeFailure, type QueueName, type TransformResult, type UploadFinalizeJobData, type UploadFinalizeResult } from '../../jobs/job-contract.js';
+import { settledJob } from '../../jobs/queues.js';
 import { currentUser } from '../middleware/auth.js';
 import { transformBody, uploadBody } from '../services/response-bodies.js';
 import type { WebDeps } from '../web-deps.js';

@@ -2,8 +2,7 @@
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
-import { QUEUE_NAMES } from '../../jobs/queue-names.js';
-import type { PassportJobResult } from '../../jobs/job-types.js';
+import { QUEUE_NAMES, type PassportJobResult } from '../../jobs/job-contract.js';
 import { SafeFetchError, safeFetch } from '../../net/safe-fetch.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/specs.js';
 import { acceptsMime } from '../../imaging/params.js';

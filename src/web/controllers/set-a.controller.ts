@@ -11,7 +11,7 @@ import { handleUpload } from '../services/upload-service.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { transformBody } from '../services/response-bodies.js';
-import { QUEUE_NAMES } from '../../jobs/queue-names.js';
+import { QUEUE_NAMES } from '../../jobs/job-contract.js';
 import { imageDescription } from '../services/response-bodies.js';
 import { derivativeCacheControl, ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';

@@ -6,7 +6,7 @@ import cluster from 'node:cluster';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { workerMetricsText } from '../../jobs/job-metrics.js';
-import { ALL_QUEUES } from '../../jobs/queue-names.js';
+import { ALL_QUEUES } from '../../jobs/job-contract.js';
 import { liveWorkers } from '../../jobs/worker-heartbeat.js';
 import { clusterMetricsSource } from '../front-door-cluster.js';
 import type { WebDeps } from '../web-deps.js';

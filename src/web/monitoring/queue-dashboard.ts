@@ -4,7 +4,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Express } from 'express';
-import { ALL_QUEUES } from '../../jobs/queue-names.js';
+import { ALL_QUEUES } from '../../jobs/job-contract.js';
 import type { WebDeps } from '../web-deps.js';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';

@@ -1,6 +1,6 @@
 // Response bodies built in one place, so the synchronous answer and the async job status
 // (GET /jobs/{id}) are the same document.
-import type { TransformResult, UploadFinalizeResult } from '../../jobs/job-types.js';
+import type { TransformResult, UploadFinalizeResult } from '../../jobs/job-contract.js';
 import type { ImagePreview } from '../../imaging/preview.js';
 import type { Storage } from '../../storage/storage.js';
 

@@ -7,8 +7,7 @@ import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
 import { presetBook } from './presets.js';
-import { QUEUE_NAMES } from '../../jobs/queue-names.js';
-import type { TransformJobData } from '../../jobs/job-types.js';
+import { QUEUE_NAMES, type TransformJobData } from '../../jobs/job-contract.js';
 import type { StoredObject } from '../../storage/storage.js';
 import type { WebDeps } from '../web-deps.js';
 

@@ -3,8 +3,7 @@
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { planById } from '../../catalog/plans.js';
-import { QUEUE_NAMES, uploadJobId } from '../../jobs/queue-names.js';
-import type { UploadFinalizeJobData } from '../../jobs/job-types.js';
+import { QUEUE_NAMES, uploadJobId, type UploadFinalizeJobData } from '../../jobs/job-contract.js';
 import { randomUUID } from 'node:crypto';
 import { releaseAsyncUploadSlot, renameAsyncUploadSlot, takeAsyncUploadSlot } from '../../jobs/async-upload-slots.js';
 import { ServiceError } from '../../errors.js';
