@@ -4,20 +4,13 @@ import { $, errorText, setStatus, wireCopyButtons } from './dom.js';
 import { setNavigator } from './nav.js';
 import { session } from './session.js';
 import { galleryPanel } from './panels/gallery.js';
+import type { Panel } from './panels/panel.js';
 import { passportPanel } from './panels/passport.js';
 import { playgroundPanel } from './panels/playground.js';
 import { projectsPanel } from './panels/projects.js';
 import { srcsetPanel } from './panels/srcset.js';
 import { uploadPanel } from './panels/upload.js';
 import { usagePanel } from './panels/usage.js';
-
-export interface Panel {
-  id: string;
-  needsKey: boolean;
-  init(): void;
-  /** Called each time the section is shown (and when the key changes while it is shown). */
-  show(): Promise<void> | void;
-}
 
 const PANELS: Panel[] = [uploadPanel, galleryPanel, playgroundPanel, srcsetPanel, usagePanel, projectsPanel, passportPanel];
 const DEFAULT_SECTION = 'upload';

@@ -4,7 +4,7 @@ import type { ImageRecord } from '../../client/index.js';
 import { $, confirmDialog, errorText, formatBytes, h, setStatus } from '../dom.js';
 import { goTo } from '../nav.js';
 import { fillProjectSelect, session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 /** Cursors of the pages seen so far: cursors[i] opens page i (page 0 has none). */
 let cursors: (string | undefined)[] = [undefined];

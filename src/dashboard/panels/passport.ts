@@ -5,7 +5,7 @@
 import type { PassportCountry, PassportOptions, PassportResult } from '../../client/index.js';
 import { $, errorText, formatBytes, h, setStatus } from '../dom.js';
 import { session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 let sourceUrl = '';
 let specsLoaded = false;

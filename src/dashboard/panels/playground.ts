@@ -4,7 +4,7 @@
 import { TRANSFORM_PARAMS, type ImageParams, type ImageRecord, type ParamDefinition } from '../../client/index.js';
 import { $, debounce, errorText, formatBytes, h, setStatus } from '../dom.js';
 import { fillImageSelect, session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 const PARAMS: readonly ParamDefinition[] = TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('B'));
 

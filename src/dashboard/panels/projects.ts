@@ -3,7 +3,7 @@
 import type { Project } from '../../client/index.js';
 import { $, confirmDialog, errorText, h, setStatus } from '../dom.js';
 import { session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 function status(): HTMLElement {
   return $('projects-status');

@@ -3,7 +3,7 @@
 import { FORMAT_VALUES, type ImageRecord, type SrcsetResult } from '../../client/index.js';
 import { $, errorText, h, setStatus } from '../dom.js';
 import { fillImageSelect, session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 

@@ -3,7 +3,7 @@
 import { PictorApiError, type UploadResult } from '../../client/index.js';
 import { $, errorText, formatBytes, h } from '../dom.js';
 import { baseUrl, fillProjectSelect, session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 function uploadWithProgress(file: File, fields: Record<string, string>, onProgress: (loaded: number, total: number) => void): Promise<UploadResult> {
   return new Promise((resolve, reject) => {

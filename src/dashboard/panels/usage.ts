@@ -3,7 +3,7 @@
 import type { Plan, Usage } from '../../client/index.js';
 import { $, errorText, formatBytes, formatNumber, formatPercent, h, setStatus, svg } from '../dom.js';
 import { session } from '../session.js';
-import type { Panel } from '../main.js';
+import type { Panel } from './panel.js';
 
 function bar(id: string, label: string, used: number, limit: number, format: (n: number) => string): HTMLLIElement {
   const share = limit > 0 ? Math.min(1, used / limit) : 0;
