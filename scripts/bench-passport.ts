@@ -78,7 +78,7 @@ async function modelOnly(): Promise<void> {
 /**
  * A 12-megapixel phone photo: the first portrait enlarged to 3000 px, widened to 4032 x 3000 by
  * mirroring its sides, stored sideways with EXIF orientation 6, JPEG quality 90 (~12.1 MP).
- * Issue 21's target: p50 <= 350 ms and p95 <= 700 ms end to end on 2 cores.
+ * The target: p50 <= 350 ms and p95 <= 700 ms end to end on 2 cores.
  */
 async function phonePhotoRow(): Promise<void> {
   const upright = await sharp(inputs[0].buf).removeAlpha().resize(3000, 3000, { kernel: 'lanczos3' })

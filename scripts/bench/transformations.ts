@@ -1,5 +1,6 @@
-// Bench of issue 18's two cost targets, each measured side by side in one run (alternating
-// samples, medians), in-process on one core's worth of work:
+// Bench of the two cost targets of the transformation features (docs/transformations.md), each
+// measured side by side in one run (alternating samples, medians), in-process on one core's worth
+// of work:
 //   1. a cache miss with gravity=face (faces precomputed at upload: a focus point) vs gravity=center;
 //   2. the finalize job's new work per ~1 MB JPEG upload (faces, ThumbHash, dominant colour, LQIP):
 //      what it adds to the job, which starts it before the upload inspection, the image lookup,

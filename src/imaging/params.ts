@@ -59,7 +59,7 @@ export const TRANSFORM_PARAMS = [
   { name: 'hue', type: 'integer', minimum: 0, maximum: 360, defaultA: 0, defaultB: 0, sets: ['A', 'B'], description: 'Hue rotation in degrees.' },
   { name: 'gamma', type: 'number', minimum: 1, maximum: 3, defaultA: 2.2, step: 0.1, sets: ['A', 'B'], description: 'Display gamma; midtones scale by exponent 2.2 / gamma (2.2 = unchanged). Applied only when given; rounded to steps of 0.1.' },
   { name: 'opt', type: 'boolean', defaultB: false, sets: ['B'], description: 'Smart optimization: best accepted format, per-format perceptual quality, metadata stripped, progressive output.' },
-  // Issue 18 (docs/transformations.md): geometry, colour, presets, watermark and the version.
+  // Geometry, colour, presets, watermark and the version (docs/transformations.md).
   { name: 'dpr', type: 'number', minimum: 1, maximum: 4, sets: ['A', 'B'], description: 'Device pixel ratio: multiplies w and h (on the keyless /cdn/{id}, never beyond the original).' },
   { name: 'gravity', type: 'string', enum: GRAVITY_VALUES, sets: ['A', 'B'], description: 'Which part a cropping fit (cover) keeps: an edge or corner, entropy, attention, face (faces found at upload) or focal (fx, fy).' },
   { name: 'fx', type: 'number', minimum: 0, maximum: 1, sets: ['A', 'B'], description: 'Focal point x for gravity=focal, 0 (left) to 1 (right) of the auto-oriented original.' },

@@ -217,7 +217,7 @@ describe('embedded catalog server (patched CongoDB)', function () {
       expect(rows[0].createdAt).to.be.instanceOf(Date);
     });
 
-    // The ledger form from the brief: check-and-increment in one upsert. Replaying an applied
+    // The usage ledger's form: check-and-increment in one upsert. Replaying an applied
     // opId makes the upsert try to insert the existing _id, which MongoDB answers with E11000.
     async function applyLedger(id: string, opId: string, bytes: number): Promise<'applied' | 'duplicate'> {
       try {

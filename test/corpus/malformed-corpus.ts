@@ -1,4 +1,4 @@
-// The malformed-input corpus (issue 16, item 2): several hundred files, every one made here from
+// The malformed-input corpus: several hundred files, every one made here from
 // sharp output or by editing bytes, deterministically (a seeded generator): valid images in
 // every accepted format and variant (CMYK, 16-bit, grey, alpha, animated, huge EXIF / ICC / text
 // blocks), each truncated at many points, bit-flipped and with a damaged header; polyglots;

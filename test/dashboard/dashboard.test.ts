@@ -319,7 +319,7 @@ describe('web dashboard in headless Chromium', function () {
     expect(result.sheet).to.equal(1800);
     expect(result.checks.length).to.be.greaterThan(5);
     expect(result.checks.find((c) => c[0] === 'single_face')).to.deep.equal(['single_face', 'true', '✓ Pass']);
-    // The officer's checks (issue 21) are shown with the rest.
+    // The officer's checks are shown with the rest.
     expect(result.checks.map((c) => c[0])).to.include.members(['head_in_frame', 'eyes_visible', 'glasses', 'expression', 'face_lighting', 'headwear']);
     expect(result.warnings).to.be.greaterThan(0);
     await shot(page, '09-passport-upload');

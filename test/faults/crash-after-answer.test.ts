@@ -1,11 +1,11 @@
-// Crash right after the answer (issue 15, "Must show"): 30 uploads answered 200, a project and a
+// Crash right after the answer: 30 uploads answered 200, a project and a
 // key made with the keys CLI, then SIGKILL of the whole `npm start` tree 0, 0.3, 2 and 12 s later,
 // and a restart on the same DATA_DIR. Nothing acknowledged may be missing afterwards. The 12 s
 // case spans the embedded catalog's periodic snapshot/compaction.
 //
-// The keys CLI and project checks need the durable embedded catalog journal (branch h-journal,
-// issue 15 item 1): without it the catalog loses its last seconds of writes on SIGKILL. Images
-// survive either way (the reconcile re-adopts them from their metadata).
+// The keys CLI and project checks rely on the embedded catalog's journal (docs/durability.md):
+// without it the catalog would lose its last seconds of writes on SIGKILL. Images survive either
+// way (the reconcile re-adopts them from their metadata).
 import { expect } from 'chai';
 import { request } from '../harness/http.js';
 import { assertNothingLost, createKeyWithCli, distinctJpeg, nothingYet, sleep, uploadAcknowledged, useCrashSite } from './crash-helpers.js';

@@ -2,8 +2,8 @@
 // `npm start` tree just after the CLI printed the key, or while it runs. A key the CLI printed must
 // authenticate after the restart; a CLI that failed promised nothing.
 //
-// Needs the durable embedded catalog journal (branch h-journal, issue 15 item 1): without it the
-// catalog loses its last seconds of writes on SIGKILL and this test fails.
+// Relies on the embedded catalog's journal (docs/durability.md): without it the catalog would lose
+// its last seconds of writes on SIGKILL and this test would fail.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

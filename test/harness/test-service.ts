@@ -91,8 +91,8 @@ export class TestService {
    * derivatives and count them in batches shortly after a transform job has answered
    * (workers/derivative-ledger.ts); a batch is complete once the stored derivative objects, the
    * catalog's derivative rows and the usage counter agree (the counter is written last). The
-   * deadline allows for a loaded shared machine (a full suite beside other work once took over
-   * 5 s to write a batch's counter); it returns as soon as the three agree.
+   * deadline allows for a heavily loaded machine (writing a batch's counter can take over 5 s
+   * there); it returns as soon as the three agree.
    */
   async derivativesSettled(userId: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -1,4 +1,4 @@
-// Per-tenant back-pressure (issue 16 item 4): one tenant's burst neither makes another tenant wait
+// Per-tenant back-pressure: one tenant's burst neither makes another tenant wait
 // behind it nor fills the queue for everyone. Real front door, real worker process (one job at a
 // time, so the order in which jobs start is the queue's order), real renders.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Set B CDN management (issue 4, spec 4.2): POST /cdn/upload, GET /cdn/images, DELETE /cdn/images,
+// Set B CDN management (spec 4.2): POST /cdn/upload, GET /cdn/images, DELETE /cdn/images,
 // DELETE /cdn/{image_id}, GET /cdn/{image_id} and GET /cdn/usage — successes and their exact bodies.
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -9,7 +9,7 @@ import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, expectDetail, GB, listAll, storedObjects, tinyJpeg, usageOf, type CdnUploadBody } from './set-b-helpers.js';
 
-/** The version and placeholders of an image (issue 18, docs/transformations.md). */
+/** The version and placeholders of an image (docs/transformations.md). */
 const DESCRIPTION_KEYS = ['version', 'thumbhash', 'dominant_color', 'lqip', 'faces'];
 const UPLOAD_KEYS = ['success', 'error', 'public_url', 'cdn_url', 'size', 'content_type', 'imageId', 'project', 'public_id', 'width', 'height', 'checksum', ...DESCRIPTION_KEYS];
 const LISTED_KEYS = ['imageId', 'public_url', 'public_id', 'project', 'format', 'width', 'height', 'size', 'checksum', 'created_at', ...DESCRIPTION_KEYS];

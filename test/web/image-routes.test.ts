@@ -1,4 +1,4 @@
-// Set B image routes (issue 4, spec 4.2): GET /image/test, GET /image/{path} (vanity extension,
+// Set B image routes (spec 4.2): GET /image/test, GET /image/{path} (vanity extension,
 // f, fit modes, caching headers), GET /image/demo/{path} (gate, sources, keyless cap at KEYLESS_MAX_SIDE=2000).
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -145,7 +145,7 @@ describe('set B image routes', function () {
     });
 
     it('ETag / If-None-Match → 304 (no body, no bandwidth), immutable Cache-Control with v, X-Cache MISS then HIT', async () => {
-      // Immutable because the URL names the original's version (issue 18); without v it is revalidated.
+      // Immutable because the URL names the original's version; without v it is revalidated.
       const version = (small as CdnUploadBody & { version: string }).version;
       const unversioned = await request(img(small, 'etag.webp', 'w=77'), { key: user.key });
       expect(unversioned.headers.get('x-cache')).to.equal('MISS');

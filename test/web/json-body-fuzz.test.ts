@@ -1,4 +1,4 @@
-// Client body errors on every JSON route (issue 16, item 5): wrong charsets, undecodable or
+// Client body errors on every JSON route: wrong charsets, undecodable or
 // unknown Content-Encodings, wrong content types, truncated, huge and deeply nested bodies are
 // answered 4xx in set B's shape, never 500. Real HTTP through the front door.
 import { expect } from 'chai';

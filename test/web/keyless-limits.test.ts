@@ -1,4 +1,4 @@
-// Bounded keyless work (issue 16 item 3, item 6): output caps on /cdn/{id} and the demo route with
+// Bounded keyless work: output caps on /cdn/{id} and the demo route with
 // and without the owner's key or signature, rounding of continuous parameters before the key,
 // the demo route's own per-image budget and origin, demo sources judged on the parsed URL.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// The malformed-input corpus (issue 16, item 2; test/corpus/malformed-corpus.ts) through every
+// The malformed-input corpus (test/corpus/malformed-corpus.ts) through every
 // upload, transform and passport route of the real service: each file answered 2xx, or 4xx
 // with a message, within 5 s; never 5xx; no worker restart; usage counts exactly the uploads
 // answered 200; nothing left in staging and no stored object the catalog does not know.

@@ -1,4 +1,4 @@
-// opt=true (smart optimization, issue 4) on the corpus photos: for the same request
+// opt=true (smart optimization) on the corpus photos: for the same request
 // (GET /cdn/{id}?w=1200) and the same Accept header, opt output is smaller than the default, in
 // the format Accept picks (AVIF, else WebP, else JPEG), with metadata stripped and progressive
 // JPEG — at a fidelity near a default JPEG's (PSNR against an exact resize of the original).

@@ -1,4 +1,4 @@
-// Paging GET /cdn/images (issue 4): 250 images, pages of 37 while more uploads keep arriving —
+// Paging GET /cdn/images: 250 images, pages of 37 while more uploads keep arriving —
 // no image twice, none missed of those present at the start, newest first.
 import { expect } from 'chai';
 import { performance } from 'node:perf_hooks';

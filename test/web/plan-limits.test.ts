@@ -1,4 +1,4 @@
-// Plans enforced (issue 16 item 4): monthly transformations and bandwidth refuse past the plan's
+// Plans enforced: monthly transformations and bandwidth refuse past the plan's
 // limit with 429, a message naming the limit and Retry-After at the month's end; stored
 // derivatives keep being served past the transformation limit; no new derivatives while storage
 // (derivatives included) is full; async uploads bounded per user before anything is staged.

@@ -1,4 +1,4 @@
-// GET /plans and /plans/ (issue 4): the plans as JSON, public; and their quotas are enforced —
+// GET /plans and /plans/: the plans as JSON, public; and their quotas are enforced —
 // storage on upload (403 naming the quota) and the per-plan upload size (413).
 import { expect } from 'chai';
 import sharp from 'sharp';

@@ -1,4 +1,4 @@
-// Set B projects (issue 4, spec 2.5): create, list, rename (slug follows), duplicate slug 409,
+// Set B projects (spec 2.5): create, list, rename (slug follows), duplicate slug 409,
 // delete with moveImagesToDefault true (images move to `default`) and false (images deleted from
 // listing, storage, catalog and usage), and the undeletable default project.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Set B error statuses (issue 4, spec 2.9, 5, 7): for every endpoint, the 422 validation body
+// Set B error statuses (spec 2.9, 5, 7): for every endpoint, the 422 validation body
 // listing every problem at once, 401 for a bad key, 403 (demo gate, quota, public derivative cap,
 // default project), 404, 409, 413, 415, 400 and 429 with Retry-After — each with its exact body.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Shared helpers of the set B tests (issue 4): uploads through /cdn/upload, exact error-body
+// Shared helpers of the set B tests: uploads through /cdn/upload, exact error-body
 // checks (422 detail[] and {detail}), small distinct images, and per-user snapshots of catalog,
 // storage and usage for "nothing changed" assertions.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Signed URLs may expire (issue 16 item 9): `exp` is signed with the rest, GET /generate/srcset
+// Signed URLs may expire: `exp` is signed with the rest, GET /generate/srcset
 // takes `ttl`, an expired URL is refused, and the access log never holds a signature.
 import { expect } from 'chai';
 import http from 'node:http';

@@ -50,7 +50,7 @@ describe('GET /generate/srcset', function () {
   async function okSrcset(query: string) {
     const res = await srcset(query);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    // The spec's three fields plus the image's version and placeholders (issue 18).
+    // The spec's three fields plus the image's version and placeholders.
     expect(Object.keys(res.body).sort()).to.deep.equal(['default', 'dominant_color', 'faces', 'lqip', 'sizes', 'srcset', 'thumbhash', 'version']);
     for (const k of ['srcset', 'sizes', 'default']) expect(res.body[k], k).to.be.a('string');
     return { body: res.body as { srcset: string; sizes: string; default: string }, entries: parseSrcset(res.body.srcset) };
@@ -62,7 +62,7 @@ describe('GET /generate/srcset', function () {
     expect(res.body.msg).to.be.a('string').and.not.equal('');
   }
 
-  /** The spec's entry shape, followed only by the original's version (issue 18: versioned URLs) and the signature parameters. */
+  /** The spec's entry shape, followed only by the original's version (versioned URLs) and the signature parameters. */
   function expectEntryShape(url: string, w: number, f: string, q: number) {
     const prefix = `${svc.baseUrl}/transform?src=${encodeURIComponent(src)}&w=${w}&f=${f}&q=${q}`;
     expect(url.startsWith(prefix), `${url} starts with ${prefix}`).to.equal(true);

@@ -1,4 +1,4 @@
-// Tenant isolation (issue 4): user B's key, tried against every keyed endpoint with user A's image
+// Tenant isolation: user B's key, tried against every keyed endpoint with user A's image
 // ids, project ids, slugs and src URLs, gets not_found / 404 / 403 — and A's catalog documents,
 // stored objects and usage are byte-for-byte the same afterwards.
 //

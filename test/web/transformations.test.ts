@@ -1,4 +1,4 @@
-// Issue 18: the new transform parameters on set A (/transform) and set B (/image/{path},
+// The transform parameters beyond the specification's, on set A (/transform) and set B (/image/{path},
 // /cdn/{id}), checked by decoding the outputs: gravity (compass, entropy, attention, face,
 // focal), crop, rot, flip, trim, bg+pad, grayscale, dpr, presets, watermark, animated WebP,
 // placeholders, client hints and versioned URLs (immutable only with v; replacement changes them).
@@ -65,7 +65,7 @@ async function expectSamePixels(actual: Buffer, expected: Buffer, tolerance = 0)
   expect(maxDiff(a.data, ea)).to.be.at.most(tolerance);
 }
 
-describe('transformations (issue 18)', function () {
+describe('transformations', function () {
   this.timeout(120_000);
   let svc: TestService;
   let user: Credential;

@@ -1,5 +1,5 @@
 // Every refusal of a multipart upload, on every multipart route, at about 1 kB, 100 kB, 5 MB and
-// just over the limit (issues 16 and 20): answered within a second with the route's status and
+// just over the limit: answered within a second with the route's status and
 // body, staging empty afterwards, nothing catalogued or counted. Real HTTP (a raw client, to send
 // what fetch will not: no boundary, truncated bodies, no Content-Length, an abort mid-upload).
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Usage counters under concurrency (issue 4): 50 concurrent uploads, 20 deletes (some sent twice
+// Usage counters under concurrency: 50 concurrent uploads, 20 deletes (some sent twice
 // at once) and 100 serves, all interleaved, leave exactly the expected storage_bytes, image_count,
 // bandwidth_bytes — and derivative_count / transformations that match the catalog.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// The per-render deadline (issue 16 item 3): a render over RENDER_TIMEOUT_SECONDS is cancelled by
+// The per-render deadline: a render over RENDER_TIMEOUT_SECONDS is cancelled by
 // libvips in the worker and answered 422 with a clear message, without retries, and the same
 // worker process goes on serving.
 import { expect } from 'chai';

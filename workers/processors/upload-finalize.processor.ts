@@ -22,7 +22,7 @@ export function uploadFinalizeProcessor(ctx: ProcessorContext) {
       if (!done) throw new ServiceError('bad_request', 'The staged upload is gone; please upload again');
       return toResult(done, false);
     }
-    // Faces and placeholders (issue 18), once per version. Started as soon as the bytes are read and
+    // Faces and placeholders, once per version. Started as soon as the bytes are read and
     // awaited only before the catalog write: it runs while the upload is inspected, the quota held
     // and the original written durably, so it adds little to the upload's latency. Best effort: an
     // image the detector or the placeholder encoder cannot handle is still a valid upload (stored

@@ -5,8 +5,8 @@ import type { ImagePreview } from '../../imaging/preview.js';
 import type { Storage } from '../../storage/storage.js';
 
 /**
- * The version and what the finalize job learnt about an original (issue 18): in upload, listing
- * and srcset answers. Null placeholders for originals stored before (or where it failed).
+ * The version and what the finalize job learnt about an original: in upload, listing and
+ * srcset answers. Null placeholders for originals stored before (or where it failed).
  */
 export function imageDescription(image: { version: string; preview?: ImagePreview | null }) {
   const p = image.preview ?? null;
