@@ -62,7 +62,6 @@ const LONG_BY_NATURE = /\.schemas\.ts$|^src\/passport\/specs\.ts$/;
 const LONG_BEING_SPLIT = [
   'src/passport/wasm/assembly/pixels.ts',
   'src/passport/process-passport-photo.ts',
-  'scripts/bench/run.ts',
   'src/catalog/journal/journaled-storage-adapter.ts',
   'src/storage/local-storage.ts',
   'src/passport/image.ts',

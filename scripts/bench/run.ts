@@ -5,15 +5,16 @@
 //
 // env: BENCH_DURATION (s per measurement, default 5), BENCH_SOAK_JOBS (2000), BENCH_WORKERS (1),
 //      BENCH_ONLY (comma list of scenarios: miss,hit,upload,avif,srcset,soak), BENCH_KEEP=1 keeps the temp dir.
-import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { loadConfig } from '../../src/config.js';
-import type { FromLoadgen, LoadResult, LoadSpec } from './lib/protocol.js';
-import { childPids, cmdline, cpuMs, currentRss, environOf, freePort, loadAverage, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './lib/procs.js';
+import { BenchProcesses, type Service } from './lib/bench-processes.js';
+import { BenchResults, fmt, MB, mb, pad, type Row } from './lib/bench-results.js';
+import { currentRss, loadAverage, peakRss, sleep, stopProcess } from './lib/procs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distRoot = path.resolve(here, '../..');
@@ -40,215 +41,15 @@ const startedAt = new Date();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-bench-'));
 const rawUploadDir = path.join(tmp, 'raw-uploads');
 const logFile = path.join(tmp, 'servers.log');
-const MB = 1024 * 1024;
 
 function say(line = '') {
   process.stdout.write(line + '\n');
 }
 
-// ---------------------------------------------------------------------------------------------
-// Processes
-
-interface Proc {
-  name: string;
-  pid: number;
-}
-
-interface Service {
-  start: ChildProcess;
-  origin: string;
-  procs: Proc[];
-  workerPids: number[];
-  allocator: string;
-}
-
-const running: ChildProcess[] = [];
-
-function serviceProcs(startPid: number): { procs: Proc[]; workers: number[] } {
-  const procs: Proc[] = [{ name: 'svc-start+catalog', pid: startPid }];
-  const workers: number[] = [];
-  for (const pid of childPids(startPid)) {
-    const cmd = cmdline(pid);
-    if (cmd.includes('redis-server')) procs.push({ name: 'svc-redis', pid });
-    else if (cmd.includes('src/web/server.js')) {
-      // With FRONT_DOOR_PROCESSES > 1 this is the cluster primary; its children serve requests.
-      const children = childPids(pid);
-      procs.push({ name: children.length ? 'svc-web-primary' : 'svc-web', pid });
-      children.forEach((child, i) => procs.push({ name: `svc-web${i + 1}`, pid: child }));
-    }
-    else if (cmd.includes('workers/main.js')) {
-      workers.push(pid);
-      procs.push({ name: `svc-worker${workers.length}`, pid });
-    }
-  }
-  return { procs, workers };
-}
-
-async function startService(label: string, extraEnv: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(tmp, `svc-${label}-`));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: dataDir,
-    API_KEYS_SEED: SEED,
-    WORKERS: String(WORKERS),
-    // The public route's per-IP limit would answer 429 to a load generator on one IP.
-    PUBLIC_RATE_LIMIT_PER_MIN: '1000000',
-    ...extraEnv,
-  };
-  for (const k of ['REDIS_URL', 'MONGO_URL', 'LOCAL_STORAGE_DIR', 'STORAGE_DRIVER']) delete env[k];
-  const out = fs.openSync(logFile, 'a');
-  const start = spawn(process.execPath, [path.join(distRoot, 'scripts/start.js')], { env, stdio: ['ignore', out, out] });
-  fs.closeSync(out);
-  running.push(start);
-  const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (start.exitCode !== null) throw new Error(`the service exited during start (see ${logFile})`);
-    try {
-      const res = await fetch(`${origin}/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`the service did not become healthy within 60 s (see ${logFile})`);
-    await sleep(250);
-  }
-  const { procs, workers } = serviceProcs(start.pid!);
-  const allocator = workers.length ? (environOf(workers[0]).LD_PRELOAD?.includes('jemalloc') ? 'jemalloc' : `glibc (MALLOC_ARENA_MAX=${environOf(workers[0]).MALLOC_ARENA_MAX ?? 'unset'})`) : '?';
-  return { start, origin, procs, workerPids: workers, allocator };
-}
-
-async function startHelper(name: string, script: string, env: Record<string, string>): Promise<{ proc: Proc; origin: string; child: ChildProcess }> {
-  const port = await freePort();
-  const spawned = spawnNode(name, path.join(here, script), [], { ...process.env, ...env, PORT: String(port) }, logFile);
-  running.push(spawned.child);
-  await new Promise<void>((resolve, reject) => {
-    spawned.child.on('message', (m: { type?: string }) => m?.type === 'listening' && resolve());
-    spawned.child.once('exit', (code) => reject(new Error(`${name} exited with code ${code} (see ${logFile})`)));
-  });
-  return { proc: { name, pid: spawned.pid }, origin: `http://127.0.0.1:${port}`, child: spawned.child };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Load generator (separate process)
-
-let loadgen: ChildProcess;
-let loadgenProc: Proc;
-let nextRunId = 1;
-
-async function startLoadgen() {
-  loadgen = fork(path.join(here, 'loadgen.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  running.push(loadgen);
-  loadgenProc = { name: 'loadgen', pid: loadgen.pid! };
-  await new Promise<void>((resolve) => loadgen.once('message', () => resolve()));
-}
-
-function load(spec: LoadSpec): Promise<LoadResult> {
-  const id = nextRunId++;
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: FromLoadgen) => {
-      if (m.type === 'result' && m.id === id) {
-        loadgen.off('message', onMessage);
-        resolve(m.result);
-      } else if (m.type === 'failed' && m.id === id) {
-        loadgen.off('message', onMessage);
-        reject(new Error(m.error));
-      }
-    };
-    loadgen.on('message', onMessage);
-    loadgen.send({ type: 'run', id, spec });
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Results
-
-interface Row {
-  scenario: string;
-  target: string;
-  concurrency: number;
-  requests: number;
-  rps: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  failed: number;
-  /** Peak RSS (VmHWM) of each process of the target during this measurement, bytes. */
-  peakRss: Record<string, number | null>;
-  /** CPU time used per successful request by each process of the target (ms), and their sum. */
-  cpuPerRequest: Record<string, number>;
-  cpuMsPerRequest: number;
-  note?: string;
-}
-
-interface Ratio {
-  name: string;
-  value: number;
-  target: string;
-  pass: boolean;
-  detail: string;
-}
-
-const rows: Row[] = [];
-const ratios: Ratio[] = [];
-const notes: string[] = [];
-const extra: Record<string, unknown> = {};
-
-async function measure(scenario: string, target: string, procs: Proc[], spec: LoadSpec, note?: string): Promise<{ row: Row; result: LoadResult }> {
-  await quiesce(procs.map((p) => p.pid));
-  for (const p of procs) resetPeak(p.pid);
-  const cpu0 = procs.map((p) => cpuMs(p.pid) ?? 0);
-  const result = await load(spec);
-  const cpu1 = procs.map((p) => cpuMs(p.pid) ?? 0);
-  const peaks: Record<string, number | null> = {};
-  for (const p of procs) peaks[p.name] = peakRss(p.pid);
-  const cpuPerRequest: Record<string, number> = {};
-  procs.forEach((p, i) => (cpuPerRequest[p.name] = result.ok ? (cpu1[i] - cpu0[i]) / result.ok : NaN));
-  const cpuMsPerRequest = Object.values(cpuPerRequest).reduce((a, b) => a + b, 0);
-  await quiesce(procs.map((p) => p.pid));
-  const row: Row = {
-    scenario,
-    target,
-    concurrency: spec.connections,
-    requests: result.ok,
-    rps: result.rps,
-    p50: result.p50,
-    p95: result.p95,
-    p99: result.p99,
-    failed: result.non2xx + result.errors,
-    peakRss: peaks,
-    cpuPerRequest,
-    cpuMsPerRequest,
-    note,
-  };
-  if (row.failed > 0) row.note = `${note ? note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
-  rows.push(row);
-  say(`  ${pad(scenario, 22)} ${pad(target, 24)} c=${pad(String(spec.connections), 3)} ${fmt(row.rps, 1).padStart(9)} req/s  p50 ${fmt(row.p50, 1).padStart(7)} ms  p95 ${fmt(row.p95, 1).padStart(7)}  p99 ${fmt(row.p99, 1).padStart(7)}  cpu ${fmt(cpuMsPerRequest, 2).padStart(6)} ms/req (${Object.entries(cpuPerRequest).map(([k, v]) => `${k.replace('svc-', '')} ${fmt(v, 2)}`).join(', ')})${row.failed ? `  FAILED ${row.failed}` : ''}`);
-  return { row, result };
-}
-
-function ratio(name: string, value: number, min: number | null, max: number | null, detail: string) {
-  const pass = Number.isFinite(value) && (min === null || value >= min) && (max === null || value <= max);
-  const target = min !== null ? `≥ ${min}` : `≤ ${max}`;
-  ratios.push({ name, value, target, pass, detail });
-}
-
-function pad(s: string, n: number) {
-  return s.length >= n ? s : s + ' '.repeat(n - s.length);
-}
-
-function fmt(n: number, digits = 1) {
-  return Number.isFinite(n) ? n.toFixed(digits) : '-';
-}
-
-function mb(n: number | null) {
-  return n === null ? '-' : `${Math.round(n / MB)}M`;
-}
+const processes = new BenchProcesses({ distRoot, benchDir: here, tmp, logFile, seed: SEED, workers: WORKERS });
+const { startService, startHelper, startLoadgen, load, running } = processes;
+const results = new BenchResults(load, say);
+const { rows, ratios, notes, extra, measure, ratio } = results;
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -488,7 +289,7 @@ async function main() {
   }
 
   const finalPeaks: Record<string, number | null> = {};
-  for (const p of [...svc.procs, raw.proc, ipx.proc, baseline.proc, loadgenProc]) finalPeaks[p.name] = peakRss(p.pid);
+  for (const p of [...svc.procs, raw.proc, ipx.proc, baseline.proc, processes.loadgenProc!]) finalPeaks[p.name] = peakRss(p.pid);
   for (const child of [raw.child, ipx.child, baseline.child]) await stopProcess(child);
   await stopProcess(svc.start, 30_000);
 
@@ -566,35 +367,9 @@ async function main() {
   }
 
   // ---- report --------------------------------------------------------------------------------
-  say('\n' + '='.repeat(120));
-  say(`Results (${DURATION} s per measurement; latency over 2xx responses; peak RSS = VmHWM during the measurement)`);
-  const header = ['scenario', 'target', 'c', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'fail', 'CPU ms/req', 'peak RSS'];
-  const table = rows.map((r) => [
-    r.scenario,
-    r.target,
-    String(r.concurrency),
-    fmt(r.rps, 1),
-    fmt(r.p50, 1),
-    fmt(r.p95, 1),
-    fmt(r.p99, 1),
-    String(r.failed),
-    fmt(r.cpuMsPerRequest, 2),
-    Object.entries(r.peakRss)
-      .map(([k, v]) => `${k.replace('svc-', '')} ${mb(v)}`)
-      .join(', '),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (i >= 2 && i <= 8 ? c.padStart(widths[i]) : pad(c, widths[i]))).join(' | ') + ' |';
-  say(line(header));
-  say('|' + widths.map((w, i) => (i >= 2 && i <= 8 ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|');
-  for (const t of table) say(line(t));
-  say('\nPeak RSS over the whole run: ' + Object.entries(finalPeaks).map(([k, v]) => `${k} ${mb(v)}`).join(', '));
-  say('\nRatios');
-  for (const r of ratios) say(`  ${r.pass ? 'PASS' : 'FAIL'}  ${pad(r.name, 52)} ${fmt(r.value, r.name.includes('overhead') ? 2 : 2).padStart(8)}  (target ${r.target}; ${r.detail})`);
-  for (const n of notes) say(`note: ${n}`);
+  const failedCount = results.printReport(DURATION, finalPeaks);
   const load2 = loadAverage();
   say(`load average at the end: ${load2.toFixed(2)}`);
-  const failedCount = ratios.filter((r) => !r.pass).length;
   say(failedCount === 0 ? `ALL ${ratios.length} TARGETS PASS` : `${failedCount} of ${ratios.length} targets FAIL`);
 
   const file = path.join(resultsDir, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
@@ -626,12 +401,7 @@ function pick(env: NodeJS.ProcessEnv, keys: string[]) {
 }
 
 async function cleanup() {
-  try {
-    loadgen?.send({ type: 'exit' });
-  } catch {
-    // gone
-  }
-  await Promise.all(running.map((c) => stopProcess(c, 20_000)));
+  await processes.stopAll();
   if (process.env.BENCH_KEEP !== '1') fs.rmSync(tmp, { recursive: true, force: true });
   else say(`kept ${tmp}`);
 }
