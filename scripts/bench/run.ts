@@ -1,7 +1,7 @@
 // `npm run bench`: Pictor side by side with raw sharp (the practical limit on this machine) and ipx
 // (a sharp-based peer), in one run. Starts every server as its own process, drives them with
 // autocannon from another process, prints one table and every ratio with PASS/FAIL, and writes
-// the same as JSON under bench/results/. See scripts/bench/README-performance.md.
+// the same as JSON under bench/results/. See docs/performance.md.
 //
 // env: BENCH_DURATION (s per measurement, default 5), BENCH_SOAK_JOBS (2000), BENCH_WORKERS (1),
 //      BENCH_ONLY (comma list of scenarios: miss,hit,upload,avif,srcset,soak), BENCH_KEEP=1 keeps the temp dir.
