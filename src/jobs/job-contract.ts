@@ -39,7 +39,6 @@ export function servedQueues(requested: readonly string[]): readonly QueueName[]
 
 // --- Job data and results
 
-
 export interface UploadFinalizeJobData {
   uploadId: string;
   userId: string;
@@ -129,7 +128,6 @@ export interface RecordedJobData {
 
 // --- Failures: ServiceErrors (bad input) are serialized into the failure reason, so the front
 // door answers 4xx with the worker's message.
-
 const MARKER = 'pictor-error:';
 
 /** Bad input: fail at once, no retries. */
@@ -151,9 +149,8 @@ export function decodeFailure(failedReason: string | undefined, jobId: string): 
 
 // --- Outcomes: the worker that finishes a job publishes one message on a Redis channel that every
 // front door subscribes to. (BullMQ's QueueEvents stream delivers ~5 events per job — added,
-// waiting, active, completed, drained — to every front door; parsing them cost each front-door
-// process ~1-2 ms of CPU per job in scripts/bench, whether it had a caller waiting or not.)
-
+// waiting, active, completed, drained — to every front door; parsing them costs each front-door
+// process ~1-2 ms of CPU per job in scripts/bench, whether it has a caller waiting or not.)
 export const JOB_OUTCOMES_CHANNEL = `${REDIS_PREFIX}:job-outcomes`;
 
 export type JobOutcome =
