@@ -80,6 +80,8 @@ describe('the repository', () => {
     expect(unexpected).to.deep.equal([]);
     const clean = MENTIONS_BEING_REMOVED.filter((file) => !offenders.has(file));
     expect(clean, 'clean now: remove from MENTIONS_BEING_REMOVED').to.deep.equal([]);
+    const cleanFolders = MENTION_PREFIXES_BEING_REMOVED.filter((prefix) => ![...offenders.keys()].some((file) => file.startsWith(prefix)));
+    expect(cleanFolders, 'clean now: remove from MENTION_PREFIXES_BEING_REMOVED').to.deep.equal([]);
   });
 
   it('finds each kind of forbidden mention (the check above can fail)', () => {
