@@ -2,6 +2,7 @@
 // A wrong value stops the process with one line naming the variable (see ConfigError).
 import os from 'node:os';
 import path from 'node:path';
+import { MAX_SIDE } from './imaging/params.js';
 import { ALL_QUEUES, type QueueName } from './jobs/queue-names.js';
 
 export type StorageDriverName = 'local' | 'gcs';
@@ -232,7 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
-    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
+    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, MAX_SIDE),
     renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
     tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
     maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),

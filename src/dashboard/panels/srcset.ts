@@ -1,6 +1,6 @@
 // Srcset generator: `GET /generate/srcset` (server-signed URLs, so the browser loads them without a
 // key), the <img> markup to copy, a preview of every candidate and a live responsive <img>.
-import { FORMAT_VALUES, type ImageRecord, type SrcsetResult } from '../../client/index.js';
+import { FORMAT_VALUES, MAX_SIDE, type ImageRecord, type SrcsetResult } from '../../client/index.js';
 import { $, errorText, h, setStatus } from '../dom.js';
 import { fillImageSelect, session } from '../session.js';
 import type { Panel } from '../main.js';
@@ -13,7 +13,7 @@ function parseWidths(text: string): number[] | null {
   const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
   if (parts.length < 1 || parts.length > 20) return null;
   const widths = parts.map(Number);
-  return widths.every((w) => Number.isInteger(w) && w >= 1 && w <= 4200) ? widths : null;
+  return widths.every((w) => Number.isInteger(w) && w >= 1 && w <= MAX_SIDE) ? widths : null;
 }
 
 function candidates(result: SrcsetResult): { url: string; width: number }[] {
@@ -35,7 +35,7 @@ async function generate(): Promise<void> {
   const widths = parseWidths($<HTMLInputElement>('ss-widths').value);
   if (!src) return setStatus(status, 'Upload an image first.', 'error');
   if (!widths) {
-    setStatus(status, 'Widths must be 1 to 20 comma-separated integers from 1 to 4200.', 'error');
+    setStatus(status, `Widths must be 1 to 20 comma-separated integers from 1 to ${MAX_SIDE}.`, 'error');
     $('ss-widths').focus();
     return;
   }
