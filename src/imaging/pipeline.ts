@@ -46,7 +46,7 @@ const load = (input: Buffer, options: SharpOptions): Sharp => sharp(input, optio
 
 /** The plan's pixel steps of one stage, in registry order. */
 function stepsOf(plan: TransformPlan, stage: Stage): AnyParamHandler[] {
-  return pixelSteps().filter((p) => p.stage === stage && p.applies?.(plan) !== false);
+  return pixelSteps().filter((p) => p.stage === stage && p.applies!(plan));
 }
 
 async function run(image: Sharp, steps: AnyParamHandler[], plan: TransformPlan, ctx: ApplyContext): Promise<Sharp> {

@@ -115,16 +115,24 @@ export interface ApplyContext {
   fromRaw(raw: RawPixels): Sharp;
 }
 
-export interface ParamSteps<V> {
-  /** How the value enters the plan; runs in registry order, so it may read earlier parameters' fields. */
+/** How the value enters the plan and its part of the derivative key. */
+export interface PlanSteps<V> {
+  /** Runs in registry order, so it may read earlier parameters' plan fields. */
   resolve?(plan: TransformPlan, value: V | undefined, request: RequestValues, ctx: PlanContext): void;
   /** Its `name=value` pairs in the derivative key (and canonical URL), read from the plan. */
   key?(plan: TransformPlan): [string, string][];
-  /** Absent: the parameter has no pixel step of its own (its plan fields shape another's). */
-  stage?: Stage;
-  applies?(plan: TransformPlan): boolean;
-  apply?(image: Sharp, plan: TransformPlan, ctx: ApplyContext): Sharp | Promise<Sharp>;
 }
+
+/** A pixel step: all three, or none (the parameter's plan fields then shape another's step). */
+export type PixelStep =
+  | {
+      stage: Stage;
+      applies(plan: TransformPlan): boolean;
+      apply(image: Sharp, plan: TransformPlan, ctx: ApplyContext): Sharp | Promise<Sharp>;
+    }
+  | { stage?: never; applies?: never; apply?: never };
+
+export type ParamSteps<V> = PlanSteps<V> & PixelStep;
 
 export type ParamHandler<D extends ParamDefinition> = D & ParamSteps<ParamValue<D>>;
 /** Any handler, as the registry iterates them (each step reads its own value). */
