@@ -65,6 +65,9 @@ const HANDLERS: readonly AnyParamHandler[] = TRANSFORM_PARAMS as readonly AnyPar
 export const MAX_SIDE: number = Math.min(size.w.maximum, size.h.maximum);
 /** Set A's box when neither w nor h is given (their set A defaults). */
 export const DEFAULT_BOX = { width: size.w.defaultA, height: size.h.defaultA };
+/** Set A's q and f when not given (also the srcset's). */
+export const DEFAULT_QUALITY = output.q.defaultA;
+export const DEFAULT_FORMAT = output.f.defaultA;
 /** Enumerated parameters: their values are matched case-insensitively (lower-cased before validation). */
 export const CASE_INSENSITIVE_PARAMS: readonly string[] = HANDLERS.filter((p) => p.enum !== undefined).map((p) => p.name);
 

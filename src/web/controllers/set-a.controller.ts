@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
-import { MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
+import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
 import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
@@ -101,7 +101,7 @@ export function srcsetController(deps: WebDeps) {
       const issue = checked.issues[0];
       throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
     }
-    const { src, f = 'auto', q = 80, sizes, ttl } = checked.value;
+    const { src, f = DEFAULT_FORMAT, q = DEFAULT_QUALITY, sizes, ttl } = checked.value;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
