@@ -65,6 +65,8 @@ const HANDLERS: readonly AnyParamHandler[] = TRANSFORM_PARAMS as readonly AnyPar
 export const MAX_SIDE: number = Math.min(size.w.maximum, size.h.maximum);
 /** Set A's box when neither w nor h is given (their set A defaults). */
 export const DEFAULT_BOX = { width: size.w.defaultA, height: size.h.defaultA };
+/** The device pixel ratios dpr accepts (client hints are clamped to them). */
+export const DPR_RANGE = { minimum: size.dpr.minimum, maximum: size.dpr.maximum };
 /** Set A's q and f when not given (also the srcset's). */
 export const DEFAULT_QUALITY = output.q.defaultA;
 export const DEFAULT_FORMAT = output.f.defaultA;
