@@ -71,37 +71,29 @@ export const hue = effect(
   (image, amount) => image.modulate({ hue: amount }),
 );
 
-export const gamma = defineParam({
-  name: 'gamma',
-  type: 'number',
-  minimum: 1,
-  maximum: 3,
-  defaultA: 2.2,
-  step: 0.1,
-  sets: ['A', 'B'],
-  description: 'Display gamma; midtones scale by exponent 2.2 / gamma (2.2 = unchanged). Applied only when given; rounded to steps of 0.1.',
-}, {
-  resolve: (plan, value) => {
-    plan.gamma = value;
+export const gamma = defineParam(
+  { name: 'gamma', type: 'number', minimum: 1, maximum: 3, defaultA: 2.2, step: 0.1, sets: ['A', 'B'], description: 'Display gamma; midtones scale by exponent 2.2 / gamma (2.2 = unchanged). Applied only when given; rounded to steps of 0.1.' },
+  {
+    resolve: (plan, value) => {
+      plan.gamma = value;
+    },
+    key: (plan) => pairIf('gamma', plan.gamma),
+    stage: 'effects',
+    applies: (plan) => plan.gamma !== undefined,
+    // Display gamma relative to 2.2: net exponent 2.2 / gamma on midtones (2.2 = unchanged).
+    apply: (image, plan) => image.gamma(2.2, plan.gamma),
   },
-  key: (plan) => pairIf('gamma', plan.gamma),
-  stage: 'effects',
-  applies: (plan) => plan.gamma !== undefined,
-  // Display gamma relative to 2.2: net exponent 2.2 / gamma on midtones (2.2 = unchanged).
-  apply: (image, plan) => image.gamma(2.2, plan.gamma),
-});
+);
 
-export const grayscale = defineParam({
-  name: 'grayscale',
-  type: 'boolean',
-  sets: ['A', 'B'],
-  description: 'Greyscale output.',
-}, {
-  resolve: (plan, value) => {
-    if (value) plan.grayscale = true;
+export const grayscale = defineParam(
+  { name: 'grayscale', type: 'boolean', sets: ['A', 'B'], description: 'Greyscale output.' },
+  {
+    resolve: (plan, value) => {
+      if (value) plan.grayscale = true;
+    },
+    key: (plan) => (plan.grayscale ? [['grayscale', '1']] : []),
+    stage: 'effects',
+    applies: (plan) => plan.grayscale === true,
+    apply: (image) => image.grayscale(),
   },
-  key: (plan) => (plan.grayscale ? [['grayscale', '1']] : []),
-  stage: 'effects',
-  applies: (plan) => plan.grayscale === true,
-  apply: (image) => image.grayscale(),
-});
+);

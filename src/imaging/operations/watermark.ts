@@ -35,72 +35,58 @@ async function overlay(bytes: Buffer, mark: WatermarkPlan, width: number, height
   return { data, info };
 }
 
-export const wm = defineParam({
-  name: 'wm',
-  type: 'string',
-  pattern: '^[0-9a-f]{24}$',
-  sets: ['A', 'B'],
-  description: 'Watermark: the imageId of another image of the same owner, overlaid on the output.',
-}, {
-  resolve: (plan, value, _request, ctx) => {
-    if (value === undefined || !ctx.watermark) return;
-    const { imageId, sourceKey, version } = ctx.watermark;
-    plan.watermark = { imageId, sourceKey, version, gravity: DEFAULT_GRAVITY, opacity: DEFAULT_OPACITY, scale: DEFAULT_SCALE };
+export const wm = defineParam(
+  { name: 'wm', type: 'string', pattern: '^[0-9a-f]{24}$', sets: ['A', 'B'], description: 'Watermark: the imageId of another image of the same owner, overlaid on the output.' },
+  {
+    resolve: (plan, value, _request, ctx) => {
+      if (value === undefined || !ctx.watermark) return;
+      const { imageId, sourceKey, version } = ctx.watermark;
+      plan.watermark = { imageId, sourceKey, version, gravity: DEFAULT_GRAVITY, opacity: DEFAULT_OPACITY, scale: DEFAULT_SCALE };
+    },
+    key: (plan) => (plan.watermark ? [['wm', `${plan.watermark.imageId}.${plan.watermark.version}`]] : []),
+    stage: 'composite',
+    applies: (plan) => plan.watermark !== undefined,
+    apply: async (image, plan, ctx) => {
+      const bytes = ctx.inputs.watermark;
+      if (!bytes) return image;
+      const mark = plan.watermark!;
+      const base = await ctx.materialise(image);
+      const over = await overlay(bytes, mark, base.info.width, base.info.height, ctx);
+      const composited = await ctx.materialise(
+        ctx.fromRaw(base).composite([{ input: over.data, raw: { width: over.info.width, height: over.info.height, channels: 4 }, gravity: SHARP_GRAVITY[mark.gravity] }]),
+      );
+      // The overlay's alpha must not give an opaque picture an alpha channel.
+      return base.info.channels === 3 ? ctx.fromRaw(composited).removeAlpha() : ctx.fromRaw(composited);
+    },
   },
-  key: (plan) => (plan.watermark ? [['wm', `${plan.watermark.imageId}.${plan.watermark.version}`]] : []),
-  stage: 'composite',
-  applies: (plan) => plan.watermark !== undefined,
-  apply: async (image, plan, ctx) => {
-    const bytes = ctx.inputs.watermark;
-    if (!bytes) return image;
-    const mark = plan.watermark!;
-    const base = await ctx.materialise(image);
-    const over = await overlay(bytes, mark, base.info.width, base.info.height, ctx);
-    const composited = await ctx.materialise(
-      ctx.fromRaw(base).composite([{ input: over.data, raw: { width: over.info.width, height: over.info.height, channels: 4 }, gravity: SHARP_GRAVITY[mark.gravity] }]),
-    );
-    // The overlay's alpha must not give an opaque picture an alpha channel.
-    return base.info.channels === 3 ? ctx.fromRaw(composited).removeAlpha() : ctx.fromRaw(composited);
-  },
-});
+);
 
-export const wm_gravity = defineParam({
-  name: 'wm_gravity',
-  type: 'string',
-  enum: COMPASS_GRAVITIES,
-  sets: ['A', 'B'],
-  description: `Where the watermark goes (default ${DEFAULT_GRAVITY}).`,
-}, {
-  resolve: (plan, value) => {
-    if (plan.watermark && value !== undefined) plan.watermark.gravity = value;
+export const wm_gravity = defineParam(
+  { name: 'wm_gravity', type: 'string', enum: COMPASS_GRAVITIES, sets: ['A', 'B'], description: `Where the watermark goes (default ${DEFAULT_GRAVITY}).` },
+  {
+    resolve: (plan, value) => {
+      if (plan.watermark && value !== undefined) plan.watermark.gravity = value;
+    },
+    key: (plan) => (plan.watermark ? [['wm_gravity', plan.watermark.gravity]] : []),
   },
-  key: (plan) => (plan.watermark ? [['wm_gravity', plan.watermark.gravity]] : []),
-});
+);
 
-export const wm_opacity = defineParam({
-  name: 'wm_opacity',
-  type: 'integer',
-  minimum: 0,
-  maximum: 100,
-  sets: ['A', 'B'],
-  description: `Watermark opacity in percent (default ${DEFAULT_OPACITY}).`,
-}, {
-  resolve: (plan, value) => {
-    if (plan.watermark && value !== undefined) plan.watermark.opacity = value;
+export const wm_opacity = defineParam(
+  { name: 'wm_opacity', type: 'integer', minimum: 0, maximum: 100, sets: ['A', 'B'], description: `Watermark opacity in percent (default ${DEFAULT_OPACITY}).` },
+  {
+    resolve: (plan, value) => {
+      if (plan.watermark && value !== undefined) plan.watermark.opacity = value;
+    },
+    key: (plan) => (plan.watermark ? [['wm_opacity', String(plan.watermark.opacity)]] : []),
   },
-  key: (plan) => (plan.watermark ? [['wm_opacity', String(plan.watermark.opacity)]] : []),
-});
+);
 
-export const wm_scale = defineParam({
-  name: 'wm_scale',
-  type: 'number',
-  minimum: 0.05,
-  maximum: 1,
-  sets: ['A', 'B'],
-  description: `Watermark width as a share of the output width (default ${DEFAULT_SCALE}).`,
-}, {
-  resolve: (plan, value) => {
-    if (plan.watermark && value !== undefined) plan.watermark.scale = value;
+export const wm_scale = defineParam(
+  { name: 'wm_scale', type: 'number', minimum: 0.05, maximum: 1, sets: ['A', 'B'], description: `Watermark width as a share of the output width (default ${DEFAULT_SCALE}).` },
+  {
+    resolve: (plan, value) => {
+      if (plan.watermark && value !== undefined) plan.watermark.scale = value;
+    },
+    key: (plan) => (plan.watermark ? [['wm_scale', String(plan.watermark.scale)]] : []),
   },
-  key: (plan) => (plan.watermark ? [['wm_scale', String(plan.watermark.scale)]] : []),
-});
+);
