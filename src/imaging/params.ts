@@ -126,7 +126,5 @@ export function derivativeKey(baseKey: string, version: string, plan: TransformP
   return `${baseKey}&v=${version}${query}.${FORMAT_EXTENSION[plan.format]}`;
 }
 
-/** The handlers with a pixel step, for the worker's pipeline. */
-export function pixelSteps(): readonly AnyParamHandler[] {
-  return HANDLERS.filter((p) => p.apply !== undefined);
-}
+/** The handlers with a pixel step, in registry order, for the worker's pipeline. */
+export const PIXEL_STEPS: readonly AnyParamHandler[] = HANDLERS.filter((p) => p.apply !== undefined);

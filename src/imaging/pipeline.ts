@@ -3,7 +3,7 @@
 import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
 import { readJpegHeader } from './jpeg-header.js';
-import { FORMAT_MIME, pixelSteps, type TransformPlan } from './params.js';
+import { FORMAT_MIME, PIXEL_STEPS, type TransformPlan } from './params.js';
 import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, Size, Stage } from './transform-param.js';
 
 export type { EncoderSettings, RenderInputs } from './transform-param.js';
@@ -46,7 +46,7 @@ const load = (input: Buffer, options: SharpOptions): Sharp => sharp(input, optio
 
 /** The plan's pixel steps of one stage, in registry order. */
 function stepsOf(plan: TransformPlan, stage: Stage): AnyParamHandler[] {
-  return pixelSteps().filter((p) => p.stage === stage && p.applies!(plan));
+  return PIXEL_STEPS.filter((p) => p.stage === stage && p.applies!(plan));
 }
 
 async function run(image: Sharp, steps: AnyParamHandler[], plan: TransformPlan, ctx: ApplyContext): Promise<Sharp> {
