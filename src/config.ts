@@ -227,7 +227,8 @@ export function loadConfig(env: Env = process.env): Config {
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),
-    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, 4200),
+    // No upper bound here: the transform registry's largest side (MAX_SIDE) caps every output already.
+    keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, Number.MAX_SAFE_INTEGER),
     renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
     tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
     maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),

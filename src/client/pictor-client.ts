@@ -1,7 +1,7 @@
 // PictorClient: a typed client for Node (≥ 20) and browsers, on `fetch`. Signed URLs use the same
 // canonical form and HMAC as the server (src/imaging/signing-core.ts, shared code), computed with
 // WebCrypto so they work in browsers too.
-import { TRANSFORM_PARAMS } from '../imaging/params.js';
+import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, TRANSFORM_PARAMS } from '../imaging/params.js';
 import { assembleSignedUrl, signingQuery, signQueryWith, webCryptoHmacSha256, type HmacSha256 } from '../imaging/signing-core.js';
 import { PictorApiError, PictorConfigError, PictorNetworkError } from './errors.js';
 import type {
@@ -220,11 +220,11 @@ export class PictorClient {
    */
   async signedSrcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
     const widths = options.widths ?? [400, 800, 1200];
-    if (widths.length < 1 || widths.length > 20 || widths.some((w) => !Number.isInteger(w) || w < 1 || w > 4200)) {
-      throw new RangeError('widths must be 1 to 20 integers between 1 and 4200');
+    if (widths.length < 1 || widths.length > 20 || widths.some((w) => !Number.isInteger(w) || w < 1 || w > MAX_SIDE)) {
+      throw new RangeError(`widths must be 1 to 20 integers between 1 and ${MAX_SIDE}`);
     }
-    const f = options.f ?? 'auto';
-    const q = options.q ?? 80;
+    const f = options.f ?? DEFAULT_FORMAT;
+    const q = options.q ?? DEFAULT_QUALITY;
     const exp = options.ttl !== undefined ? Math.floor(Date.now() / 1000) + options.ttl : undefined;
     const urls = await Promise.all(
       widths.map((w) => this.sign({ src, w, f, q, ...(options.version ? { v: options.version } : {}), ...(exp !== undefined ? { exp } : {}) })),

@@ -2,7 +2,13 @@
 // auto-oriented original lands after crop, rot and flip, and which crop window keeps it in frame.
 // Pure arithmetic: shared by the front door (plan) and the worker (pipeline).
 import { resizedSize } from './output-size.js';
-import type { CropRect, FocusPoint, TransformPlan } from './params.js';
+import type { TransformPlan } from './transform-param.js';
+
+/** A focus point, 0-1 of the auto-oriented original (gravity=focal's fx/fy, or the centre of the faces). */
+export interface FocusPoint {
+  x: number;
+  y: number;
+}
 
 /** A face box, 0-1 of the auto-oriented original, as detected at upload. */
 export interface FaceBox {
@@ -36,7 +42,7 @@ function clamp01(v: number): number {
  */
 export function focusThroughGeometry(point: FocusPoint, plan: Pick<TransformPlan, 'crop' | 'rot' | 'flip'>, width: number, height: number): FocusPoint {
   let { x, y } = point;
-  const crop: CropRect | undefined = plan.crop;
+  const crop = plan.crop;
   if (crop) {
     x = clamp01((x * width - crop.left) / crop.width);
     y = clamp01((y * height - crop.top) / crop.height);

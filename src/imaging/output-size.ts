@@ -2,12 +2,9 @@
 // the crop or embed of cover and contain), and what crop, rot and pad do around it. Pure, so the
 // front door (keyless caps) and the worker (focus crops) share one copy of sharp's rules;
 // test/imaging/output-size.test.ts pins it to real sharp output.
-import type { TransformPlan } from './params.js';
+import type { Size, TransformPlan } from './transform-param.js';
 
-export interface Size {
-  width: number;
-  height: number;
-}
+export type { Size } from './transform-param.js';
 
 type ResizePlan = Pick<TransformPlan, 'width' | 'height' | 'fit'>;
 

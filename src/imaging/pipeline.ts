@@ -1,17 +1,12 @@
-// params → sharp pipeline → encoded bytes. Runs in worker processes only.
-import sharp, { type OutputInfo, type Sharp } from 'sharp';
+// plan → sharp pipeline → encoded bytes: the registry's pixel steps, stage by stage (see Stage in
+// transform-param.ts). Runs in worker processes only.
+import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
 import { readJpegHeader } from './jpeg-header.js';
-import { FORMAT_MIME, type TransformPlan } from './params.js';
-import { OPERATIONS, OPERATION_ORDER, SHARP_GRAVITY, type SourceSize } from './operations.js';
+import { FORMAT_MIME, PIXEL_STEPS, type TransformPlan } from './params.js';
+import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, Size, Stage } from './transform-param.js';
 
-export interface EncoderSettings {
-  avifEffort: number;
-  webpEffort: number;
-  maxInputPixels: number;
-  /** libvips stops a render running longer than this (0 = no limit); see RenderTimeoutError. */
-  timeoutSeconds?: number;
-}
+export type { EncoderSettings, RenderInputs } from './transform-param.js';
 
 /** A render cancelled by its deadline (libvips reports "timeout: N% complete"). */
 export class RenderTimeoutError extends Error {
@@ -27,12 +22,6 @@ export interface RenderedImage {
   contentType: string;
 }
 
-/** Bytes a plan needs besides its source (read by the worker from storage). */
-export interface RenderInputs {
-  /** The watermark's original, when plan.watermark is set. */
-  watermark?: Buffer;
-}
-
 /**
  * Whether the source is 8-bit sRGB already: untagged (browsers read it as sRGB) or tagged with an
  * sRGB profile. Such a source needs no per-pixel colour transform (header read only).
@@ -45,64 +34,24 @@ async function isSrgbSource(input: Buffer): Promise<boolean> {
   return meta.space === 'srgb' && (meta.depth === undefined || meta.depth === 'uchar') && (meta.icc === undefined || hasSrgbPrimaries(meta.icc));
 }
 
-/** Whether the plan cuts, turns, mirrors or trims the original before resizing. */
-function hasGeometryStage(plan: TransformPlan): boolean {
-  return plan.crop !== undefined || plan.rot !== undefined || plan.flip !== undefined || plan.trim !== undefined;
-}
-
-type Raw = { data: Buffer; info: OutputInfo };
-
-async function materialise(image: Sharp): Promise<Raw> {
+async function materialise(image: Sharp): Promise<RawPixels> {
   return image.raw().toBuffer({ resolveWithObject: true });
 }
 
-function fromRaw(raw: Raw): Sharp {
+function fromRaw(raw: RawPixels): Sharp {
   return sharp(raw.data, { raw: { width: raw.info.width, height: raw.info.height, channels: raw.info.channels } });
 }
 
-/**
- * crop → rot → flip → trim on the auto-oriented original, each step materialised (sharp runs its
- * own operations in a fixed order: mirroring before rotating, trimming before extracting), so
- * the result is exactly these steps in this order. Lossless; the pixels come out as sRGB.
- */
-async function geometryStage(input: Buffer, plan: TransformPlan, settings: EncoderSettings, srgb: boolean): Promise<Raw> {
-  let first = sharp(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error', ignoreIcc: srgb }).autoOrient();
-  if (plan.crop) first = first.extract(plan.crop);
-  if (!srgb) first = first.toColourspace('srgb');
-  let raw = await materialise(first);
-  if (plan.rot !== undefined) raw = await materialise(fromRaw(raw).rotate(plan.rot));
-  if (plan.flip === 'v' || plan.flip === 'hv') raw = await materialise(fromRaw(raw).flip());
-  if (plan.flip === 'h' || plan.flip === 'hv') raw = await materialise(fromRaw(raw).flop());
-  if (plan.trim !== undefined) raw = await materialise(fromRaw(raw).trim({ threshold: plan.trim }));
-  return raw;
+const load = (input: Buffer, options: SharpOptions): Sharp => sharp(input, options);
+
+/** The plan's pixel steps of one stage, in registry order. */
+function stepsOf(plan: TransformPlan, stage: Stage): AnyParamHandler[] {
+  return PIXEL_STEPS.filter((p) => p.stage === stage && p.applies!(plan));
 }
 
-/** The watermark, scaled to its share of the output width, its alpha multiplied by the opacity. */
-async function watermarkOverlay(bytes: Buffer, plan: TransformPlan, width: number, height: number, settings: EncoderSettings): Promise<Raw> {
-  const wm = plan.watermark!;
-  const { data, info } = await sharp(bytes, { limitInputPixels: settings.maxInputPixels })
-    .autoOrient()
-    .resize({ width: Math.max(1, Math.round(width * wm.scale)), height, fit: 'inside' })
-    .toColourspace('srgb')
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const factor = wm.opacity / 100;
-  for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i] * factor);
-  return { data, info };
-}
-
-function encode(image: Sharp, plan: TransformPlan, settings: EncoderSettings): Sharp {
-  switch (plan.format) {
-    case 'jpeg':
-      return image.flatten({ background: `#${plan.bg ?? 'ffffff'}` }).jpeg({ quality: plan.quality, mozjpeg: plan.opt, progressive: plan.opt });
-    case 'png':
-      return image.png({ compressionLevel: plan.opt ? 9 : 6, adaptiveFiltering: plan.opt, progressive: plan.opt });
-    case 'webp':
-      return image.webp({ quality: plan.quality, effort: plan.opt ? Math.max(4, settings.webpEffort) : settings.webpEffort, smartSubsample: plan.opt });
-    case 'avif':
-      return image.avif({ quality: plan.quality, effort: settings.avifEffort });
-  }
+async function run(image: Sharp, steps: AnyParamHandler[], plan: TransformPlan, ctx: ApplyContext): Promise<Sharp> {
+  for (const step of steps) image = await step.apply!(image, plan, ctx);
+  return image;
 }
 
 export async function renderDerivative(input: Buffer, plan: TransformPlan, settings: EncoderSettings, inputs: RenderInputs = {}): Promise<RenderedImage> {
@@ -112,38 +61,35 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   // grey) is converted to sRGB through its profile.
   let srgb = await isSrgbSource(input);
   let image: Sharp;
-  let source: SourceSize | undefined;
-  if (hasGeometryStage(plan)) {
-    const raw = await geometryStage(input, plan, settings, srgb);
+  let sourceSize: () => Promise<Size>;
+  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw };
+  const decode = stepsOf(plan, 'decode');
+  const geometry = stepsOf(plan, 'geometry');
+  if (decode.length + geometry.length > 0) {
+    // On the auto-oriented original, each step materialised (sharp runs its own operations in a
+    // fixed order: mirroring before rotating, trimming before extracting), so the result is exactly
+    // these steps in registry order. Lossless; the pixels come out as sRGB.
+    let first = await run(load(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error', ignoreIcc: srgb }).autoOrient(), decode, plan, ctx);
+    if (!srgb) first = first.toColourspace('srgb');
+    let raw = await materialise(first);
+    for (const step of geometry) raw = await materialise(await step.apply!(fromRaw(raw), plan, ctx));
     image = fromRaw(raw);
-    source = { width: raw.info.width, height: raw.info.height };
+    const size = { width: raw.info.width, height: raw.info.height };
+    sourceSize = async () => size;
     srgb = true;
   } else {
     // autoOrient applies the EXIF orientation first; an animated WebP keeps its frames (plan.animated).
-    image = sharp(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error', ignoreIcc: srgb, animated: plan.animated === true }).autoOrient();
-    if (plan.focus) {
-      const meta = await image.metadata();
-      source = { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 };
-    }
+    const decoded = load(input, { limitInputPixels: settings.maxInputPixels, failOn: 'error', ignoreIcc: srgb, animated: plan.animated === true }).autoOrient();
+    image = decoded;
+    sourceSize = async () => {
+      const meta = await decoded.metadata();
+      return { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 };
+    };
   }
-  for (const name of OPERATION_ORDER) {
-    const op = OPERATIONS[name];
-    if (op.applies(plan)) image = op.apply(image, plan, source);
-  }
+  image = await run(image, [...stepsOf(plan, 'resize'), ...stepsOf(plan, 'effects')], plan, ctx);
   if (!srgb) image = image.toColourspace('srgb');
-  if (plan.watermark && inputs.watermark) {
-    // Composited onto the finished pixels, whose size only the resize knows.
-    const base = await materialise(image);
-    const overlay = await watermarkOverlay(inputs.watermark, plan, base.info.width, base.info.height, settings);
-    const composited = await materialise(
-      fromRaw(base).composite([
-        { input: overlay.data, raw: { width: overlay.info.width, height: overlay.info.height, channels: 4 }, gravity: SHARP_GRAVITY[plan.watermark.gravity] },
-      ]),
-    );
-    // The overlay's alpha must not give an opaque picture an alpha channel.
-    image = base.info.channels === 3 ? fromRaw(composited).removeAlpha() : fromRaw(composited);
-  }
-  image = encode(image, plan, settings);
+  image = await run(image, stepsOf(plan, 'composite'), plan, ctx);
+  image = await run(image, stepsOf(plan, 'encode'), plan, ctx);
   const timeoutSeconds = settings.timeoutSeconds ?? 0;
   if (timeoutSeconds > 0) image = image.timeout({ seconds: timeoutSeconds });
   let output;

@@ -11,7 +11,6 @@ const PARAMS: readonly ParamDefinition[] = TRANSFORM_PARAMS.filter((p) => (p.set
 const START: Record<string, number> = { w: 800, h: 600 };
 /** Applied from the start: a preview of a large original at full size would be slow to encode. */
 const APPLIED_AT_START = new Set(['w']);
-const STEP: Record<string, number> = { blur: 0.5, sharp: 0.5, gamma: 0.1 };
 
 function startValue(p: ParamDefinition): string {
   const d = p.defaultB ?? p.defaultA;
@@ -54,7 +53,7 @@ function control(p: ParamDefinition): HTMLElement {
     });
     return h('div', { class: 'param', 'data-param': p.name }, h('span', { class: 'param-name' }, apply, name), text, h('span'), help);
   }
-  const step = p.type === 'integer' ? (p.multipleOf ?? 1) : (STEP[p.name] ?? 0.1);
+  const step = p.type === 'integer' ? (p.multipleOf ?? 1) : (p.step ?? 0.1);
   const value = startValue(p);
   const range = h('input', { type: 'range', id: `pg-${p.name}`, min: p.minimum, max: p.maximum, step, value, 'aria-label': `${p.name} slider` });
   const num = h('input', { type: 'number', id: `pg-${p.name}-value`, min: p.minimum, max: p.maximum, step, value, 'aria-label': `${p.name} value` });

@@ -1,6 +1,6 @@
 // Srcset generator: `GET /generate/srcset` (server-signed URLs, so the browser loads them without a
 // key), the <img> markup to copy, a preview of every candidate and a live responsive <img>.
-import { FORMAT_VALUES, type ImageRecord, type SrcsetResult } from '../../client/index.js';
+import { FORMAT_VALUES, MAX_SIDE, TRANSFORM_PARAMS, type ImageRecord, type SrcsetResult } from '../../client/index.js';
 import { $, errorText, h, setStatus } from '../dom.js';
 import { fillImageSelect, session } from '../session.js';
 import type { Panel } from './panel.js';
@@ -13,7 +13,7 @@ function parseWidths(text: string): number[] | null {
   const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
   if (parts.length < 1 || parts.length > 20) return null;
   const widths = parts.map(Number);
-  return widths.every((w) => Number.isInteger(w) && w >= 1 && w <= 4200) ? widths : null;
+  return widths.every((w) => Number.isInteger(w) && w >= 1 && w <= MAX_SIDE) ? widths : null;
 }
 
 function candidates(result: SrcsetResult): { url: string; width: number }[] {
@@ -35,7 +35,7 @@ async function generate(): Promise<void> {
   const widths = parseWidths($<HTMLInputElement>('ss-widths').value);
   if (!src) return setStatus(status, 'Upload an image first.', 'error');
   if (!widths) {
-    setStatus(status, 'Widths must be 1 to 20 comma-separated integers from 1 to 4200.', 'error');
+    setStatus(status, `Widths must be 1 to 20 comma-separated integers from 1 to ${MAX_SIDE}.`, 'error');
     $('ss-widths').focus();
     return;
   }
@@ -80,7 +80,12 @@ export const srcsetPanel: Panel = {
   init() {
     const format = $<HTMLSelectElement>('ss-format');
     for (const f of FORMAT_VALUES) format.append(new Option(f, f));
+    $('ss-widths-help').textContent = `Comma-separated, 1-20 widths of 1-${MAX_SIDE} px.`;
+    // The quality slider is the registry's q: its range and set A default.
+    const q = TRANSFORM_PARAMS.find((p) => p.name === 'q')!;
     const quality = $<HTMLInputElement>('ss-quality');
+    Object.assign(quality, { min: String(q.minimum), max: String(q.maximum), value: String(q.defaultA) });
+    $('ss-quality-value').textContent = quality.value;
     quality.addEventListener('input', () => ($('ss-quality-value').textContent = quality.value));
     $('ss-form').addEventListener('submit', (e) => {
       e.preventDefault();

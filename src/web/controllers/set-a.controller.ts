@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
-import type { TransformRequest } from '../../imaging/params.js';
+import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
 import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
@@ -101,7 +101,7 @@ export function srcsetController(deps: WebDeps) {
       const issue = checked.issues[0];
       throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
     }
-    const { src, f = 'auto', q = 80, sizes, ttl } = checked.value;
+    const { src, f = DEFAULT_FORMAT, q = DEFAULT_QUALITY, sizes, ttl } = checked.value;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
@@ -111,8 +111,8 @@ export function srcsetController(deps: WebDeps) {
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     // `w=` given but empty is an empty list (400), not "use the default widths".
     const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
-    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > 4200)) {
-      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and 4200`);
+    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
+      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and ${MAX_SIDE}`);
     }
     const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };

@@ -1,4 +1,5 @@
 // Set A routes (spec 4.1): errors answer `{type, msg, status_code}`.
+import { DEFAULT_BOX } from '../../imaging/params.js';
 import { srcsetController, transformController, uploadController } from '../controllers/set-a.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
 import { API_KEY, errors, imageHeaders, imageMediaTypes, json, multipartBody, parametersOf, ref, requestModeParameters } from '../openapi/operation.js';
@@ -33,7 +34,7 @@ export function setARouteTable(): RouteTable {
           tags: ['Set A'],
           summary: 'Transform a stored image',
           description:
-            'With `X-API-Key`: the JSON transform result. Without it, a signed URL (`kid` + `sig`, see above) answers with the image bytes, the format negotiated from `Accept` when `f=auto`. Only `w` keeps the aspect ratio; `w` and `h` crop to fill; neither fits inside 1280×720.',
+            `With \`X-API-Key\`: the JSON transform result. Without it, a signed URL (\`kid\` + \`sig\`, see above) answers with the image bytes, the format negotiated from \`Accept\` when \`f=auto\`. Only \`w\` keeps the aspect ratio; \`w\` and \`h\` crop to fill; neither fits inside ${DEFAULT_BOX.width}×${DEFAULT_BOX.height}.`,
           operationId: 'transformA',
           security: [...API_KEY, {}],
           parameters: [...parametersOf(setATransformQuery, 'query'), ...requestModeParameters()],

@@ -1,6 +1,7 @@
 // Set B routes (spec 4.2): errors answer `{detail}`. Order matters: fixed paths before
 // `/image/*path` and `/cdn/:image_id`.
 import { PLANS } from '../../catalog/plans.js';
+import { CASE_INSENSITIVE_PARAMS } from '../../imaging/params.js';
 import { cdnUploadController, deleteImagesController, deleteOneImageController, listImagesController, usageController } from '../controllers/cdn.controller.js';
 import { cdnServeController, imageDemoController, imagePathController, imageTestController } from '../controllers/image.controller.js';
 import { createProjectController, deleteProjectController, listProjectsController, updateProjectController } from '../controllers/projects.controller.js';
@@ -13,7 +14,6 @@ import { createProjectBody, deleteImagesBody, deleteProjectBody, listImagesQuery
 import { setBServeQuery, setBTransformQuery } from '../schemas/transform.schemas.js';
 import type { RouteTable } from './route-table.js';
 
-const CASE_INSENSITIVE = ['f', 'fit', 'gravity', 'flip', 'wm_gravity'];
 const keyOnly = () => validateSetB({ requireKey: true });
 const PLANS_OPERATION = { tags: ['Plans'], summary: 'Plan information', operationId: 'listPlans', security: NO_AUTH, responses: { '200': json('Plans') } };
 
@@ -51,7 +51,7 @@ export function setBRouteTable(): RouteTable {
         path: '/image/demo/*path',
         handlers: ({ deps }) => [
           perIpLimit(deps.redis, 'demo', deps.config.demoRateLimitPerMin),
-          validateSetB({ query: setBTransformQuery, lowerCaseQuery: CASE_INSENSITIVE }),
+          validateSetB({ query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
           imageDemoController(deps),
         ],
         openapi: {
@@ -72,7 +72,7 @@ export function setBRouteTable(): RouteTable {
         method: 'get',
         path: '/image/*path',
         handlers: ({ deps, keys }) => [
-          validateSetB({ requireKey: true, query: setBTransformQuery, lowerCaseQuery: CASE_INSENSITIVE }),
+          validateSetB({ requireKey: true, query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
           requireApiKey(keys),
           imagePathController(deps),
         ],
@@ -208,7 +208,7 @@ export function setBRouteTable(): RouteTable {
         path: '/cdn/:image_id',
         // The per-IP limit applies inside: to new derivatives and unknown images, not to stored ones.
         handlers: ({ deps, keys }) => [
-          validateSetB({ query: setBServeQuery, lowerCaseQuery: CASE_INSENSITIVE }),
+          validateSetB({ query: setBServeQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
           cdnServeController(deps, keys, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin)),
         ],
         openapi: {

@@ -1,5 +1,5 @@
 // Transform query schemas, generated from the parameter registry (no second list of parameters).
-import { paramsFor, type ParamDefinition, type PathSet } from '../../imaging/params.js';
+import { MAX_SIDE, paramsFor, type ParamDefinition, type PathSet } from '../../imaging/params.js';
 
 function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> {
   const s: Record<string, unknown> = { type: p.type, description: p.description };
@@ -56,7 +56,7 @@ export const srcsetQuery = {
   type: 'object',
   properties: {
     src: srcProperty,
-    w: { type: 'string', default: '400,800,1200', maxLength: 200, description: 'Comma-separated widths (1-20 values, each 1-4200)' },
+    w: { type: 'string', default: '400,800,1200', maxLength: 200, description: `Comma-separated widths (1-20 values, each 1-${MAX_SIDE})` },
     f: transformParamProperties('A').f,
     q: transformParamProperties('A').q,
     sizes: { type: 'string', maxLength: 1000 },

@@ -1,7 +1,7 @@
 // Client hints on the keyless /cdn/{id}: a browser that was sent Accept-CH tells its device pixel
 // ratio and the layout width of the image, so one URL serves each device the pixels it needs.
 import type { Request } from 'express';
-import type { TransformRequest } from '../../imaging/params.js';
+import { DPR_RANGE, MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
 
 /** Hints we read (the Sec-CH- names and the older ones some browsers still send). */
 export const CLIENT_HINTS = ['Sec-CH-DPR', 'Sec-CH-Width', 'DPR', 'Width'] as const;
@@ -30,10 +30,10 @@ export function applyClientHints<T extends TransformRequest>(req: Request, query
     const width = hintNumber(req, ['Sec-CH-Width', 'Width']);
     if (width === undefined) return { query, used: ['Sec-CH-Width', 'Width'] };
     const stepped = Math.ceil(width / HINT_WIDTH_STEP) * HINT_WIDTH_STEP;
-    return { query: { ...query, w: Math.max(1, Math.min(stepped, source.width, 4200)) }, used: ['Sec-CH-Width', 'Width'] };
+    return { query: { ...query, w: Math.max(1, Math.min(stepped, source.width, MAX_SIDE)) }, used: ['Sec-CH-Width', 'Width'] };
   }
   const dpr = hintNumber(req, ['Sec-CH-DPR', 'DPR']);
   if (dpr === undefined) return { query, used: ['Sec-CH-DPR', 'DPR'] };
-  // Quarter steps between 1 and 4, like the dpr parameter's useful values.
-  return { query: { ...query, dpr: Math.min(4, Math.max(1, Math.round(dpr * 4) / 4)) }, used: ['Sec-CH-DPR', 'DPR'] };
+  // Quarter steps within the dpr parameter's range.
+  return { query: { ...query, dpr: Math.min(DPR_RANGE.maximum, Math.max(DPR_RANGE.minimum, Math.round(dpr * 4) / 4)) }, used: ['Sec-CH-DPR', 'DPR'] };
 }

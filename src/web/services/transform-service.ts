@@ -5,7 +5,7 @@ import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js'
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
-import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
+import { derivativeKey, formatFromExtension, parseCrop, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkSource } from '../../imaging/params.js';
 import { presetBook } from './presets.js';
 import { QUEUE_NAMES, type TransformJobData } from '../../jobs/job-contract.js';
 import type { StoredObject } from '../../storage/storage.js';
@@ -106,7 +106,7 @@ function cropOutside(image: ImageDoc, crop: CropRect): boolean {
 }
 
 /** The watermark's original: an image of the same owner. */
-async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<WatermarkPlan | undefined> {
+async function watermarkSource(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<WatermarkSource | undefined> {
   if (request.wm === undefined) return undefined;
   const mark = await deps.images.byId(request.wm, image.userId);
   if (!mark || mark.userId !== image.userId) {
@@ -114,7 +114,7 @@ async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformR
       issues: [{ loc: ['query', 'wm'], msg: 'no image of this owner has this imageId', type: 'value_error' }],
     });
   }
-  return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version, gravity: request.wm_gravity ?? 'southeast', opacity: request.wm_opacity ?? 50, scale: request.wm_scale ?? 0.25 };
+  return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version };
 }
 
 export async function prepareTransform(
@@ -130,18 +130,17 @@ export async function prepareTransform(
     // An old versioned URL must never show the new picture under an immutable answer.
     throw new ServiceError('not_found', `Version ${request.v} of this image was replaced; ask for its current URL`);
   }
-  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, options.keyless ? { dprCapSource: { width: image.width, height: image.height } } : {});
-  if (plan.crop && cropOutside(image, plan.crop)) {
+  if (request.crop !== undefined && cropOutside(image, parseCrop(request.crop))) {
     throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`);
   }
+  const watermark = await watermarkSource(deps, image, request);
+  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, { watermark, dprCapSource: options.keyless ? { width: image.width, height: image.height } : undefined });
   if (plan.gravity === 'face') {
     // Faces were found at upload; none (or an upload from before) → sharp's attention strategy.
     plan.focus = facesFocus(image.preview?.faces);
     if (!plan.focus) plan.gravity = 'attention';
   }
   if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
-  plan.watermark = await watermarkPlan(deps, image, request);
-  if (!plan.watermark) delete plan.watermark;
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
   if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
   options.adjust?.(plan);

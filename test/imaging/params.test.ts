@@ -1,0 +1,49 @@
+// The registry's contract for its handlers (src/imaging/operations/): each names only itself in
+// the derivative key, reads its own value, and a request without it keys as before. Keys and
+// signatures of real URLs are pinned in derivative-keys.test.ts.
+import { expect } from 'chai';
+import { canonicalPairs, resolvePlan, TRANSFORM_PARAMS, type TransformRequest } from '../../src/imaging/params.js';
+
+/** A set B request that gives every parameter with a plan step a value that changes the plan. */
+const EVERYTHING: TransformRequest = {
+  w: 300, h: 200, fit: 'cover', q: 70, f: 'webp', blur: 2, sharp: 3, bri: 10, con: 20, sat: 30, hue: 40, gamma: 1.8, opt: false,
+  dpr: 2, gravity: 'focal', fx: 0.25, fy: 0.75, crop: '1,2,30,40', rot: 90, flip: 'hv', trim: 5, bg: 'AABBCC', pad: 3, grayscale: true,
+  wm: '0123456789abcdef01234567', wm_gravity: 'north', wm_opacity: 30, wm_scale: 0.5,
+};
+const NEGOTIATION = { accept: '', sourceFormat: 'jpeg' as const, preferWebpWhenUnsure: false };
+const MARK = { imageId: '0123456789abcdef01234567', sourceKey: 'u/images/logo.png', version: 'v2' };
+
+describe('transform parameter registry', () => {
+  it('lists each parameter once', () => {
+    const names = TRANSFORM_PARAMS.map((p) => p.name);
+    expect(new Set(names).size).to.equal(names.length);
+  });
+
+  it('each handler keys only its own name, and every applied parameter has a pair', () => {
+    const { plan } = resolvePlan('B', EVERYTHING, NEGOTIATION, { watermark: MARK });
+    for (const p of TRANSFORM_PARAMS) {
+      const pairs = 'key' in p && p.key ? p.key(plan) : [];
+      for (const [name] of pairs) expect(name, `${p.name}'s key`).to.equal(p.name);
+    }
+    const keyed = canonicalPairs(plan).map(([name]) => name);
+    // dpr is folded into w and h, opt=false is the default; preset and v add nothing to a key.
+    expect(keyed).to.deep.equal(TRANSFORM_PARAMS.map((p) => p.name).filter((n) => !['dpr', 'opt', 'preset', 'v'].includes(n)));
+    expect(plan.width).to.equal(600);
+    expect(plan.focus).to.deep.equal({ x: 0.25, y: 0.75 });
+    expect(plan.watermark).to.deep.include({ gravity: 'north', opacity: 30, scale: 0.5 });
+  });
+
+  it('each parameter left out leaves every other pair as it was', () => {
+    const full = canonicalPairs(resolvePlan('B', EVERYTHING, NEGOTIATION, { watermark: MARK }).plan);
+    for (const name of ['blur', 'sharp', 'bri', 'con', 'sat', 'hue', 'gamma', 'crop', 'rot', 'flip', 'trim', 'bg', 'pad', 'grayscale'] as const) {
+      const without: TransformRequest = { ...EVERYTHING };
+      delete without[name];
+      const pairs = canonicalPairs(resolvePlan('B', without, NEGOTIATION, { watermark: MARK }).plan);
+      expect(pairs, `without ${name}`).to.deep.equal(full.filter(([n]) => n !== name));
+    }
+  });
+
+  it('a watermark is planned only for the image the front door found', () => {
+    expect(resolvePlan('B', EVERYTHING, NEGOTIATION).plan.watermark).to.equal(undefined);
+  });
+});
