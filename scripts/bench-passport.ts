@@ -11,10 +11,9 @@ import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/passport/mediapipe/runtime.js';
-import { toImageData } from '../src/passport/mediapipe/polyfills.js';
-import { processPassportPhoto } from '../src/passport/process-passport-photo.js';
-import { isPassportCountry, type PassportCountry } from '../src/passport/specs.js';
+import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/vision/mediapipe/runtime.js';
+import { toImageData } from '../src/vision/mediapipe/polyfills.js';
+import { isPassportCountry, processPassportPhoto, type PassportCountry } from '../src/passport/index.js';
 import { phonePhoto } from './lib/phone-photo.js';
 import { rerunWithWorkerFlags } from './lib/worker-env.js';
 

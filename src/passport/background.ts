@@ -14,9 +14,11 @@
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
-import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
-import { boxMean, type RawImage, type Rgb } from './image.js';
-import { blendOnBackgroundInto, estimateForegroundInto, guidedCoefficients, tightenInto } from './wasm/pixels.js';
+import { IDENTITY_LUTS } from './enhance.js';
+import { blendOnBackgroundInto, estimateForegroundInto, guidedCoefficients, tightenInto } from '../vision/kernels/pixels.js';
+import type { ChannelLuts, UpsampleTaps } from '../vision/kernels/kernel-types.js';
+import { boxMean } from '../vision/warp.js';
+import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -81,11 +83,6 @@ export interface LowCoefficients {
   height: number;
 }
 
-export interface UpsampleTaps {
-  i0: Int32Array;
-  i1: Int32Array;
-  t: Float64Array;
-}
 
 /**
  * Bilinear taps from the half-resolution grid (2x2 means) back to full resolution along one axis:
@@ -120,7 +117,7 @@ interface TightenInput {
 /**
  * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
  * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`, as a WebAssembly kernel
- * (wasm/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
+ * (vision/kernels/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
  * model cannot reach the ramp for any colour (R, G, B in 0..1 put q between b plus the negative
  * coefficients and b plus the positive ones; a pixel interpolates up to four cells with weights
  * summing to 1) give every pixel they reach 0 (below the ramp) or 1 (above it), as evaluation
@@ -168,7 +165,7 @@ export function zeroOutside(values: Float32Array, inside: Uint8Array): void {
  * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
  * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
  * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
- * A WebAssembly kernel (wasm/assembly/pixels.ts, estimateForeground).
+ * A WebAssembly kernel (vision/kernels/assembly/pixels.ts, estimateForeground).
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeight = rgb.height): RawImage {
   const { width: w, height: h, data } = rgb;

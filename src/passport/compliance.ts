@@ -2,12 +2,12 @@
 // plus advisories (warnings[]). Geometry is re-measured by running the face detector on the output
 // (independent of the crop plan) whenever it finds exactly one face there; the crown comes from the
 // person mask (there is no landmark for the top of the hair).
-import { luma, type RawImage } from './image.js';
 import type { Region } from './enhance.js';
 import type { PassportSpec } from './specs.js';
 import { eyeVisible, FACE_CHECKS, glassesFound, mouthAcceptable, type FaceMeasures } from './face-checks.js';
 import { HALO, type HaloMeasure } from './halo.js';
 import { HEAD_EXTENT, type HeadInFrame, type HeadwearMeasure } from './head-extent.js';
+import { luma, type RawImage } from '../vision/raw-image.js';
 
 export interface ComplianceCheck {
   name: string;
@@ -88,7 +88,7 @@ function round(v: number, digits = 3): number {
   return Math.round(v * f) / f;
 }
 
-// Pixel loops are functions of their own that write their sums into an array (image.ts says why).
+// Pixel loops are functions of their own that write their sums into an array (vision/warp.ts says why).
 
 function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number; sharpness: number } {
   const x0 = Math.max(1, Math.floor(region.x0));

@@ -15,8 +15,9 @@
 //    stronger on edges, the change limited), added to R, G and B alike so hue is kept; the flat
 //    background is unaffected. Ours (a WebAssembly kernel,
 //    wasm/pixels.ts) takes ~8 ms for 600 x 600 where libvips' sharpen (in LabS) took 45.
-import { luma, type RawImage } from './image.js';
-import { levelStatsInto, sharpenLumaInto } from './wasm/pixels.js';
+import { levelStatsInto, sharpenLumaInto } from '../vision/kernels/pixels.js';
+import type { ChannelLuts } from '../vision/kernels/kernel-types.js';
+import { luma, type RawImage } from '../vision/raw-image.js';
 
 export const ENHANCE = {
   LEVELS_PERCENTILES: [0.005, 0.995] as const,
@@ -67,7 +68,7 @@ function percentile(hist: Uint32Array, total: number, q: number): number {
   return 255;
 }
 
-// Pixel loops are functions of their own that write into arrays they are given (image.ts says why).
+// Pixel loops are functions of their own that write into arrays they are given (vision/warp.ts says why).
 
 /** Mean luma over the region, of the pixels as `luts` map them (identity by default). */
 function meanLuma(img: RawImage, region: Region, luts: ChannelLuts = IDENTITY_LUTS): number {
@@ -141,8 +142,6 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
   return params;
 }
 
-/** One lookup table per channel (R, G, B), indexed by the 8-bit value. */
-export type ChannelLuts = readonly [Uint8Array, Uint8Array, Uint8Array];
 
 function identityLut(): Uint8Array {
   const lut = new Uint8Array(256);

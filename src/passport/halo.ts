@@ -12,9 +12,10 @@
 //          mix of the person colour and the new background (the anti-aliased edge), and at least
 //          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
 //          old background is therefore not counted.
-import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
-import type { RawImage, Rgb } from './image.js';
-import { haloCounts } from './wasm/pixels.js';
+import { IDENTITY_LUTS } from './enhance.js';
+import { haloCounts } from '../vision/kernels/pixels.js';
+import { type ChannelLuts } from '../vision/kernels/kernel-types.js';
+import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const HALO = {
   RING_SHARE: 0.015,

@@ -11,43 +11,18 @@ import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from 
 import { finishEnhancement, IDENTITY_LUTS, planEnhancement, sharpenLuma, type EnhanceParams, type Region } from './enhance.js';
 import { withSrgbProfile } from './srgb-profile.js';
 import { PassportInputError } from './errors.js';
-import { detectFacesInImage, measureOutputFace, REFINE_GRID, refineFace, SIGNIFICANT_FACE_RATIO, type CropHelper, type DetectedFace, type DetectorModel, type FaceSeed } from './face-detector.js';
-import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from './mediapipe/detector-thread.js';
+import { detectFacesInImage, measureOutputFace, REFINE_GRID, refineFace, SIGNIFICANT_FACE_RATIO, type CropHelper, type DetectedFace, type DetectorModel, type FaceSeed } from '../vision/face-detector.js';
+import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from '../vision/mediapipe/detector-thread.js';
 
 export { SIGNIFICANT_FACE_RATIO };
-import {
-  affineFromFrame,
-  CHIN_BOX_RATIO,
-  CROWN_MAX_RATIO,
-  crownFromMask,
-  faceInFrame,
-  keypointsFromBox,
-  makeFaceFrame,
-  outsideShare,
-  planCrop,
-  sourceToOutput,
-  rollDegrees,
-  type Box,
-  type CropPlan,
-  type FaceKeypoints,
-  type FrameMask,
-} from './geometry.js';
-import {
-  decodeInput,
-  largeWorkingShrink,
-  toRgba,
-  warpRgbaBilinear,
-  renderWarp,
-  warpSource,
-  type AffineMap,
-  type DecodedInput,
-  type PixelBounds,
-  type RawImage,
-  type Rgb,
-} from './image.js';
-import { segmentPerson } from './segmenter.js';
+import { CHIN_BOX_RATIO, CROWN_MAX_RATIO, crownFromMask, faceInFrame, keypointsFromBox, makeFaceFrame, outsideShare, planCrop, sourceToOutput, type CropPlan, type FrameMask } from './geometry.js';
+import { decodeInput, largeWorkingShrink, type DecodedInput } from './image.js';
+import { segmentPerson } from '../vision/segmenter.js';
 import { makePrintSheet } from './print-sheet.js';
 import { isPassportCountry, PASSPORT_COUNTRIES, PASSPORT_SPECS, type PassportCountry, type PassportSpec } from './specs.js';
+import { affineFromFrame, type Box, type FaceKeypoints, rollDegrees } from '../vision/face-frame.js';
+import { type AffineMap, type PixelBounds, type RawImage, type Rgb, toRgba } from '../vision/raw-image.js';
+import { renderWarp, warpRgbaBilinear, warpSource } from '../vision/warp.js';
 
 /** Face box in normalized image coordinates (0..1), top-left corner and size. */
 export interface NormalizedBox {

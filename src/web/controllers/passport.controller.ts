@@ -5,7 +5,7 @@ import { ServiceError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
 import type { PassportJobResult } from '../../jobs/job-types.js';
 import { SafeFetchError, safeFetch } from '../../net/safe-fetch.js';
-import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/specs.js';
+import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/index.js';
 import { acceptsMime } from '../../imaging/params.js';
 import { passportUploadFields } from '../schemas/passport.schemas.js';
 import { sniffImageType } from '../services/sniff-image.js';

@@ -9,9 +9,8 @@
 // overlap on a thread). It grows to the largest call's need and stays so (the halo tables of a
 // 600 x 600 photo: 13 MB).
 import { readFileSync } from 'node:fs';
-import type { UpsampleTaps } from '../background.js';
-import type { ChannelLuts } from '../enhance.js';
-import type { AffineMap, Rgb } from '../image.js';
+import type { AffineMap, Rgb } from '../raw-image.js';
+import type { ChannelLuts, UpsampleTaps } from './kernel-types.js';
 
 interface PixelKernels {
   memory: WebAssembly.Memory;
@@ -118,7 +117,7 @@ function putLuts(luts: ChannelLuts): number {
   return at;
 }
 
-/** boxMean (image.ts): both passes on a float plane, into out. */
+/** boxMean (warp.ts): both passes on a float plane, into out. */
 export function boxMeanInto(src: Float32Array, width: number, height: number, r: number, out: Float32Array): void {
   const n = width * height;
   need('boxMean source', src.length, n);
@@ -133,7 +132,7 @@ export function boxMeanInto(src: Float32Array, width: number, height: number, r:
   out.set(f32(o, n));
 }
 
-/** warpRgbBicubicRows' loop (image.ts): rows [v0, v1) into out (RGB) and inside. */
+/** warpRgbBicubicRows' loop (warp.ts): rows [v0, v1) into out (RGB) and inside. */
 export function bicubicRgbRowsInto(
   rows: Uint8Array, sw: number, sh: number, srcTop: number, map: AffineMap,
   width: number, v0: number, v1: number, fill: Rgb, out: Uint8Array, inside: Uint8Array,
@@ -151,7 +150,7 @@ export function bicubicRgbRowsInto(
   inside.set(u8(ins, n));
 }
 
-/** warpRgbaBilinear's loop (image.ts): width x height RGBA into out. */
+/** warpRgbaBilinear's loop (warp.ts): width x height RGBA into out. */
 export function bilinearRgbaInto(src: Uint8Array, sw: number, sh: number, map: AffineMap, width: number, height: number, fill: Rgb, out: Uint8Array): void {
   need('bilinear source', src.length, sw * sh * 3);
   need('bilinear output', out.length, width * height * 4);

@@ -1,9 +1,10 @@
 // The JavaScript loops the pixel kernels (src/passport/wasm) replaced, verbatim: the reference
 // the kernels must equal bit for bit (pixels.test.ts). Not used by the service.
-import { ENHANCE, type ChannelLuts } from '../../../src/passport/enhance.js';
+import { ENHANCE } from '../../../src/passport/enhance.js';
 import { HALO } from '../../../src/passport/halo.js';
-import { upsampleTaps, type LowCoefficients, type UpsampleTaps } from '../../../src/passport/background.js';
-import { luma, type AffineMap, type RawImage, type Rgb } from '../../../src/passport/image.js';
+import { upsampleTaps, type LowCoefficients } from '../../../src/passport/background.js';
+import { type ChannelLuts, type UpsampleTaps } from '../../../src/vision/kernels/kernel-types.js';
+import { type AffineMap, luma, type RawImage, type Rgb } from '../../../src/vision/raw-image.js';
 
 export function bicubicInto(
   s: Uint8Array,

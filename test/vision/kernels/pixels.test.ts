@@ -4,11 +4,13 @@
 // through the module's public functions (image.ts, halo.ts' table through its view).
 import { expect } from 'chai';
 import { compositeOnBackground, estimateForeground, refinementRadii, upsampleTaps } from '../../../src/passport/background.js';
-import { ENHANCE, IDENTITY_LUTS, sharpenLuma, type ChannelLuts } from '../../../src/passport/enhance.js';
-import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows, type AffineMap } from '../../../src/passport/image.js';
+import { ENHANCE, IDENTITY_LUTS, sharpenLuma } from '../../../src/passport/enhance.js';
 import { measureHalo } from '../../../src/passport/halo.js';
-import { guidedCoefficients, levelStatsInto, tightenInto } from '../../../src/passport/wasm/pixels.js';
+import { guidedCoefficients, levelStatsInto, tightenInto } from '../../../src/vision/kernels/pixels.js';
 import * as reference from './reference-js.js';
+import { type ChannelLuts } from '../../../src/vision/kernels/kernel-types.js';
+import { boxMean, sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows } from '../../../src/vision/warp.js';
+import { type AffineMap } from '../../../src/vision/raw-image.js';
 
 /** A small deterministic generator (the test must not depend on Math.random's sequence). */
 function generator(seed: number): () => number {
