@@ -15,9 +15,8 @@
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS } from './enhance.js';
-import { blendOnBackgroundInto, estimateForegroundInto, guidedCoefficients, tightenInto } from '../vision/kernels/pixels.js';
-import type { ChannelLuts, UpsampleTaps } from '../vision/kernels/kernel-types.js';
-import { boxMean } from '../vision/warp.js';
+import { boxMeanInto, estimateForegroundInto, guidedCoefficients, tightenInto } from './kernels/pixels.js';
+import type { ChannelLuts, UpsampleTaps } from './kernels/kernel-types.js';
 import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const MASK_REFINEMENT = {
@@ -117,7 +116,7 @@ interface TightenInput {
 /**
  * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
  * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`, as a WebAssembly kernel
- * (vision/kernels/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
+ * (kernels/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
  * model cannot reach the ramp for any colour (R, G, B in 0..1 put q between b plus the negative
  * coefficients and b plus the positive ones; a pixel interpolates up to four cells with weights
  * summing to 1) give every pixel they reach 0 (below the ramp) or 1 (above it), as evaluation
@@ -165,7 +164,7 @@ export function zeroOutside(values: Float32Array, inside: Uint8Array): void {
  * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
  * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
  * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
- * A WebAssembly kernel (vision/kernels/assembly/pixels.ts, estimateForeground).
+ * A WebAssembly kernel (kernels/assembly/pixels.ts, estimateForeground).
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeight = rgb.height): RawImage {
   const { width: w, height: h, data } = rgb;
@@ -183,8 +182,18 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeig
  */
 export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
   const out = new Uint8Array(fg.width * fg.height * 3);
-  blendOnBackgroundInto(fg.data, luts, alpha, background, out);
+  // Stores through a clamped view round (half to even) and clamp natively.
+  blendInto(fg.data, alpha, background, luts[0], luts[1], luts[2], new Uint8ClampedArray(out.buffer));
   return { data: out, width: fg.width, height: fg.height, channels: 3 };
+}
+
+function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, clamped: Uint8ClampedArray): void {
+  for (let i = 0, j = 0; i < alpha.length; i++, j += 3) {
+    const a = alpha[i];
+    clamped[j] = lr[d[j]] * a + background[0] * (1 - a);
+    clamped[j + 1] = lg[d[j + 1]] * a + background[1] * (1 - a);
+    clamped[j + 2] = lb[d[j + 2]] * a + background[2] * (1 - a);
+  }
 }
 
 /** img (through `luts`, as compositeOnBackground) with the pixels that did not come from the source (crop beyond the image) filled with the background. */
@@ -206,4 +215,13 @@ function fillWhereOutside(d: Uint8Array, inside: Uint8Array, background: Rgb, lr
       out[j + 2] = background[2];
     }
   }
+}
+
+/**
+ * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
+ * pixels actually inside the window). O(n) running sums, rows then columns (kernels/pixels.ts).
+ */
+export function boxMean(src: Float32Array, width: number, height: number, r: number, out: Float32Array = new Float32Array(width * height)): Float32Array {
+  boxMeanInto(src, width, height, r, out);
+  return out;
 }

@@ -13,7 +13,7 @@ export { PassportInputError, isPassportInputError } from './errors.js';
 export type { PassportInputErrorCode } from './errors.js';
 export { PASSPORT_COUNTRIES, PASSPORT_SPECS, getPassportSpec, isPassportCountry, printSheetTiling } from './specs.js';
 export type { PassportCountry, PassportSpec } from './specs.js';
-export type { ComplianceCheck } from './compliance.js';
+export type { ComplianceCheck } from './compliance-check.js';
 export { closeModels, warmUp } from '../vision/mediapipe/runtime.js';
 export { closeEdgeThread } from './edge-bands.js';
 export { sweepStaleTempCopies, unwritableTempDir } from './temp-copy.js';

@@ -4,7 +4,8 @@
 import sharp from 'sharp';
 import { compositeOnBackground, fillOutside } from './background.js';
 import { renderAndRefineEdges, renderRows, type PhotoRender } from './edge-bands.js';
-import { buildWarnings, isCompliant, runComplianceChecks, type ComplianceCheck } from './compliance.js';
+import type { ComplianceCheck } from './compliance-check.js';
+import { buildWarnings, isCompliant, runComplianceChecks } from './compliance.js';
 import { measureFace } from './face-checks.js';
 import { measureHalo } from './halo.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear, type HeadwearMeasure } from './head-extent.js';

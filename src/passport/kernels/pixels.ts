@@ -1,75 +1,24 @@
-// The pipeline's hottest pixel loops as WebAssembly (assembly/pixels.ts, built into pixels.wasm
-// beside this file by `npm run build:wasm`): the same results bit for bit as the JavaScript they
-// replaced (the box means ~3x faster; the bicubic render no faster than V8 made it). One instance
-// per thread (the main thread, the edge and detector threads each load their own), compiled
-// synchronously when this module is first imported (10 kB).
+// The passport pipeline's pixel kernels that earn WebAssembly (assembly/pixels.ts, built into
+// kernels.wasm beside this file by `npm run build:wasm`, which also generates kernels.js and its
+// typings: the exports' signatures are not restated here). One instance per thread (the main and
+// the edge thread each load their own) when this module is first imported (~8 kB).
 //
 // Buffers: each call copies its inputs into the instance's memory, runs, and copies the outputs
 // out; the memory is a bump arena reset at every call (the calls are synchronous, so no two
 // overlap on a thread). It grows to the largest call's need and stays so (the halo tables of a
 // 600 x 600 photo: 13 MB).
 import { readFileSync } from 'node:fs';
-import type { AffineMap, Rgb } from '../raw-image.js';
+import { instantiate } from './kernels.js';
+import type { Rgb } from '../../vision/raw-image.js';
 import type { ChannelLuts, UpsampleTaps } from './kernel-types.js';
 
-interface PixelKernels {
-  memory: WebAssembly.Memory;
-  heapBase(): number;
-  boxRows(src: number, width: number, height: number, r: number, tmp: number): void;
-  boxColumns(tmp: number, width: number, height: number, r: number, out: number, col: number): void;
-  bicubicRgbRows(
-    s: number, sw: number, sh: number, srcTop: number,
-    ox: number, oy: number, dux: number, duy: number, dvx: number, dvy: number,
-    width: number, v0: number, v1: number, fillR: number, fillG: number, fillB: number,
-    out: number, inside: number,
-  ): void;
-  bilinearRgba(
-    s: number, sw: number, sh: number,
-    ox: number, oy: number, dux: number, duy: number, dvx: number, dvy: number,
-    width: number, height: number, fillR: number, fillG: number, fillB: number,
-    out: number,
-  ): void;
-  summedAreaTables(source: number, sc: number, luts: number, output: number, oc: number, alpha: number, inside: number, w: number, h: number, t: number): void;
-  sharpenLuma(
-    data: number, w: number, h: number, k0: number, k1: number, k2: number,
-    m1: number, m2: number, x1: number, y2: number, y3: number, y: number, tmp: number, out: number,
-  ): void;
-  blendOnBackground(fg: number, luts: number, alpha: number, n: number, bgR: number, bgG: number, bgB: number, out: number): void;
-  levelStats(d: number, n: number, weight: number, maxChroma: number, histMin: number, histMax: number, stats: number): void;
-  tighten(
-    aR: number, aG: number, aB: number, bb: number, lw: number, lh: number,
-    R: number, G: number, B: number, w: number, h: number,
-    xa: number, xb: number, xt: number, ya: number, yb: number, yt: number,
-    lo: number, hi: number, inside: number, skipDecided: boolean,
-    decided: number, both: number, slots: number, t: number,
-  ): void;
-  guidedCoefficients(R: number, G: number, B: number, p: number, w: number, h: number, rl: number, eps: number, out: number, scratch: number): void;
-  guidedScratchBytes(w: number, h: number): number;
-  foregroundScratchBytes(w: number, h: number): number;
-  estimateForeground(
-    R: number, G: number, B: number, alpha: number, w: number, h: number, r1: number, r2: number,
-    xa: number, xb: number, xt: number, ya: number, yb: number, yt: number, out: number, scratch: number,
-  ): number;
-  countRing(
-    t: number, output: number, oc: number, alpha: number, inside: number, w: number, h: number, ringR: number, r: number,
-    minAlpha: number, oldDistance: number, newDistance: number, minShare: number, bgR: number, bgG: number, bgB: number, counts: number,
-  ): void;
-}
-
-
-function instantiate(): PixelKernels {
-  const bytes = readFileSync(new URL('./pixels.wasm', import.meta.url));
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
-    env: {
-      abort(): never {
-        throw new Error('pixel kernel aborted');
-      },
+const kernels = await instantiate(await WebAssembly.compile(readFileSync(new URL('./kernels.wasm', import.meta.url))), {
+  env: {
+    abort(): never {
+      throw new Error('pixel kernel aborted');
     },
-  });
-  return instance.exports as unknown as PixelKernels;
-}
-
-const kernels = instantiate();
+  },
+});
 const heapStart = (kernels.heapBase() + 15) & ~15;
 let top = heapStart;
 
@@ -117,7 +66,7 @@ function putLuts(luts: ChannelLuts): number {
   return at;
 }
 
-/** boxMean (warp.ts): both passes on a float plane, into out. */
+/** boxMean (background.ts): both passes on a float plane, into out. */
 export function boxMeanInto(src: Float32Array, width: number, height: number, r: number, out: Float32Array): void {
   const n = width * height;
   need('boxMean source', src.length, n);
@@ -130,35 +79,6 @@ export function boxMeanInto(src: Float32Array, width: number, height: number, r:
   kernels.boxRows(s, width, height, r, tmp);
   kernels.boxColumns(tmp, width, height, r, o, col);
   out.set(f32(o, n));
-}
-
-/** warpRgbBicubicRows' loop (warp.ts): rows [v0, v1) into out (RGB) and inside. */
-export function bicubicRgbRowsInto(
-  rows: Uint8Array, sw: number, sh: number, srcTop: number, map: AffineMap,
-  width: number, v0: number, v1: number, fill: Rgb, out: Uint8Array, inside: Uint8Array,
-): void {
-  // warpRgbBicubicRows checked that the rows hold every source row the band reads.
-  const n = width * (v1 - v0);
-  need('bicubic output', out.length, n * 3);
-  reset();
-  const s = put(rows);
-  const o = alloc(n * 3);
-  const ins = alloc(n);
-  u8(ins, n).fill(0);
-  kernels.bicubicRgbRows(s, sw, sh, srcTop, map.ox, map.oy, map.dux, map.duy, map.dvx, map.dvy, width, v0, v1, fill[0], fill[1], fill[2], o, ins);
-  out.set(u8(o, n * 3));
-  inside.set(u8(ins, n));
-}
-
-/** warpRgbaBilinear's loop (warp.ts): width x height RGBA into out. */
-export function bilinearRgbaInto(src: Uint8Array, sw: number, sh: number, map: AffineMap, width: number, height: number, fill: Rgb, out: Uint8Array): void {
-  need('bilinear source', src.length, sw * sh * 3);
-  need('bilinear output', out.length, width * height * 4);
-  reset();
-  const s = put(src);
-  const o = alloc(width * height * 4);
-  kernels.bilinearRgba(s, sw, sh, map.ox, map.oy, map.dux, map.duy, map.dvx, map.dvy, width, height, fill[0], fill[1], fill[2], o);
-  out.set(u8(o, width * height * 4));
 }
 
 /** The halo measure's parameters (halo.ts): ring and colour-window radii in pixels, thresholds, the new background. */
@@ -196,37 +116,6 @@ export function haloCounts(
   kernels.countRing(t, o, oc, a, ins, w, h, p.ringR, p.r, p.minAlpha, p.oldDistance, p.newDistance, p.minShare, p.background[0], p.background[1], p.background[2], counts);
   const c = new Int32Array(kernels.memory.buffer, counts, 2);
   return [c[0], c[1]];
-}
-
-/** The unsharp mask on luma (enhance.ts, sharpenLuma): `data` (RGB, w x h) sharpened into out. */
-export function sharpenLumaInto(
-  data: Uint8Array, w: number, h: number, k: readonly [number, number, number],
-  curve: { m1: number; m2: number; x1: number; y2: number; y3: number }, out: Uint8Array,
-): void {
-  const n = w * h;
-  need('sharpen source', data.length, n * 3);
-  need('sharpen output', out.length, n * 3);
-  reset();
-  const d = put(data);
-  const y = alloc(n * 4);
-  const tmp = alloc(n * 4);
-  const o = alloc(n * 3);
-  kernels.sharpenLuma(d, w, h, k[0], k[1], k[2], curve.m1, curve.m2, curve.x1, curve.y2, curve.y3, y, tmp, o);
-  out.set(u8(o, n * 3));
-}
-
-/** The composite (background.ts): fg (RGB) through `luts` over `background` with alpha, into out. */
-export function blendOnBackgroundInto(fg: Uint8Array, luts: ChannelLuts, alpha: Float32Array, background: Rgb, out: Uint8Array): void {
-  const n = alpha.length;
-  need('composite foreground', fg.length, n * 3);
-  need('composite output', out.length, n * 3);
-  reset();
-  const f = put(fg);
-  const l = putLuts(luts);
-  const a = put(alpha);
-  const o = alloc(n * 3);
-  kernels.blendOnBackground(f, l, a, n, background[0], background[1], background[2], o);
-  out.set(u8(o, n * 3));
 }
 
 /**

@@ -1,10 +1,8 @@
-// Pixel kernels of the passport pipeline, in AssemblyScript (compiled to pixels.wasm by `npm run
-// build:wasm`). Each is the JavaScript loop it replaced, operation for operation: the same f64
-// arithmetic in the same order, float32 stores rounded as Float32Array's, 8-bit stores as
-// Uint8ClampedArray's (round half to even, clamp) or Uint8Array's (truncate) were. So the results
-// are bit-identical (test/passport/pixels.test.ts compares them with the former JavaScript); they
-// run ~3x faster (no bounds checks, no deoptimization, typed loads). Pointers are byte offsets
-// into this module's memory, which ../pixels.ts fills and reads.
+// Pixel kernels of the passport pipeline, in AssemblyScript (compiled to kernels.wasm, with its
+// bindings, by `npm run build:wasm`). Only kernels measured at least 1.5x faster than the best
+// TypeScript or sharp version of their step are here (docs/passport.md, Speed). Arithmetic in f64,
+// float32 stores rounded as Float32Array's, 8-bit stores as Uint8ClampedArray's (round half to even,
+// clamp). Pointers are byte offsets into this module's memory, which ../pixels.ts fills and reads.
 
 /** Where the caller may place its buffers (after this module's own static data). */
 export function heapBase(): usize {
@@ -20,7 +18,7 @@ export function heapBase(): usize {
   return <f64>load<f32>(p + (<usize>i << 2));
 }
 
-/** boxMean's horizontal pass (image.ts): window means along each row of src into tmp (float32 planes). */
+/** boxMean's horizontal pass (background.ts): window means along each row of src into tmp (float32 planes). */
 export function boxRows(src: usize, width: i32, height: i32, r: i32, tmp: usize): void {
   const full: f64 = 1.0 / <f64>(2 * r + 1);
   const xa = min(r + 1, width);
@@ -100,154 +98,6 @@ export function boxColumns(tmp: usize, width: i32, height: i32, r: i32, out: usi
 }
 
 /**
- * The bicubic (Catmull-Rom) render of rows [v0, v1) (image.ts, warpRgbBicubicRows): RGB source
- * rows starting at srcTop of a source sw x sh; map (ox, oy, dux, duy, dvx, dvy) from output pixel
- * to source; outside the source: fill. out: RGB, inside: 1 where the pixel came from the source.
- */
-export function bicubicRgbRows(
-  s: usize, sw: i32, sh: i32, srcTop: i32,
-  ox: f64, oy: f64, dux: f64, duy: f64, dvx: f64, dvy: f64,
-  width: i32, v0: i32, v1: i32, fillR: u8, fillG: u8, fillB: u8,
-  out: usize, inside: usize,
-): void {
-  const stride = sw * 3;
-  const swf = <f64>sw;
-  const shf = <f64>sh;
-  for (let v = v0; v < v1; v++) {
-    let sx = ox + 0.5 * dux + (<f64>v + 0.5) * dvx;
-    let sy = oy + 0.5 * duy + (<f64>v + 0.5) * dvy;
-    for (let u = 0; u < width; u++) {
-      const k = (v - v0) * width + u;
-      const o = out + <usize>(k * 3);
-      if (sx < 0 || sy < 0 || sx > swf || sy > shf) {
-        store<u8>(o, fillR);
-        store<u8>(o, fillG, 1);
-        store<u8>(o, fillB, 2);
-        sx += dux;
-        sy += duy;
-        continue;
-      }
-      store<u8>(inside + <usize>k, 1);
-      const fx = sx - 0.5;
-      const fy = sy - 0.5;
-      const x0f = floor<f64>(fx);
-      const y0f = floor<f64>(fy);
-      const x0 = <i32>x0f;
-      const y0 = <i32>y0f;
-      const tx = fx - x0f;
-      const ty = fy - y0f;
-      const tx2 = tx * tx;
-      const tx3 = tx2 * tx;
-      const ty2 = ty * ty;
-      const ty3 = ty2 * ty;
-      const wx0 = -0.5 * tx3 + tx2 - 0.5 * tx;
-      const wx1 = 1.5 * tx3 - 2.5 * tx2 + 1;
-      const wx2 = -1.5 * tx3 + 2 * tx2 + 0.5 * tx;
-      const wx3 = 0.5 * tx3 - 0.5 * tx2;
-      const wy0 = -0.5 * ty3 + ty2 - 0.5 * ty;
-      const wy1 = 1.5 * ty3 - 2.5 * ty2 + 1;
-      const wy2 = -1.5 * ty3 + 2 * ty2 + 0.5 * ty;
-      const wy3 = 0.5 * ty3 - 0.5 * ty2;
-      let r: f64 = 0;
-      let g: f64 = 0;
-      let b: f64 = 0;
-      if (x0 >= 1 && y0 >= 1 && x0 + 2 < sw && y0 + 2 < sh) {
-        const p0 = s + <usize>((y0 - 1 - srcTop) * stride + (x0 - 1) * 3);
-        const p1 = p0 + <usize>stride;
-        const p2 = p1 + <usize>stride;
-        const p3 = p2 + <usize>stride;
-        r = wy0 * (wx0 * <f64>load<u8>(p0) + wx1 * <f64>load<u8>(p0, 3) + wx2 * <f64>load<u8>(p0, 6) + wx3 * <f64>load<u8>(p0, 9)) +
-          wy1 * (wx0 * <f64>load<u8>(p1) + wx1 * <f64>load<u8>(p1, 3) + wx2 * <f64>load<u8>(p1, 6) + wx3 * <f64>load<u8>(p1, 9)) +
-          wy2 * (wx0 * <f64>load<u8>(p2) + wx1 * <f64>load<u8>(p2, 3) + wx2 * <f64>load<u8>(p2, 6) + wx3 * <f64>load<u8>(p2, 9)) +
-          wy3 * (wx0 * <f64>load<u8>(p3) + wx1 * <f64>load<u8>(p3, 3) + wx2 * <f64>load<u8>(p3, 6) + wx3 * <f64>load<u8>(p3, 9));
-        g = wy0 * (wx0 * <f64>load<u8>(p0, 1) + wx1 * <f64>load<u8>(p0, 4) + wx2 * <f64>load<u8>(p0, 7) + wx3 * <f64>load<u8>(p0, 10)) +
-          wy1 * (wx0 * <f64>load<u8>(p1, 1) + wx1 * <f64>load<u8>(p1, 4) + wx2 * <f64>load<u8>(p1, 7) + wx3 * <f64>load<u8>(p1, 10)) +
-          wy2 * (wx0 * <f64>load<u8>(p2, 1) + wx1 * <f64>load<u8>(p2, 4) + wx2 * <f64>load<u8>(p2, 7) + wx3 * <f64>load<u8>(p2, 10)) +
-          wy3 * (wx0 * <f64>load<u8>(p3, 1) + wx1 * <f64>load<u8>(p3, 4) + wx2 * <f64>load<u8>(p3, 7) + wx3 * <f64>load<u8>(p3, 10));
-        b = wy0 * (wx0 * <f64>load<u8>(p0, 2) + wx1 * <f64>load<u8>(p0, 5) + wx2 * <f64>load<u8>(p0, 8) + wx3 * <f64>load<u8>(p0, 11)) +
-          wy1 * (wx0 * <f64>load<u8>(p1, 2) + wx1 * <f64>load<u8>(p1, 5) + wx2 * <f64>load<u8>(p1, 8) + wx3 * <f64>load<u8>(p1, 11)) +
-          wy2 * (wx0 * <f64>load<u8>(p2, 2) + wx1 * <f64>load<u8>(p2, 5) + wx2 * <f64>load<u8>(p2, 8) + wx3 * <f64>load<u8>(p2, 11)) +
-          wy3 * (wx0 * <f64>load<u8>(p3, 2) + wx1 * <f64>load<u8>(p3, 5) + wx2 * <f64>load<u8>(p3, 8) + wx3 * <f64>load<u8>(p3, 11));
-      } else {
-        // Clamped taps (edges extended), one source row at a time.
-        const xi0 = min(sw - 1, max(0, x0 - 1)) * 3;
-        const xi1 = min(sw - 1, max(0, x0)) * 3;
-        const xi2 = min(sw - 1, max(0, x0 + 1)) * 3;
-        const xi3 = min(sw - 1, max(0, x0 + 2)) * 3;
-        for (let j = 0; j < 4; j++) {
-          const wy = j == 0 ? wy0 : j == 1 ? wy1 : j == 2 ? wy2 : wy3;
-          const row = s + <usize>((min(sh - 1, max(0, y0 + j - 1)) - srcTop) * stride);
-          const q0 = row + <usize>xi0;
-          const q1 = row + <usize>xi1;
-          const q2 = row + <usize>xi2;
-          const q3 = row + <usize>xi3;
-          r += wy * (wx0 * <f64>load<u8>(q0) + wx1 * <f64>load<u8>(q1) + wx2 * <f64>load<u8>(q2) + wx3 * <f64>load<u8>(q3));
-          g += wy * (wx0 * <f64>load<u8>(q0, 1) + wx1 * <f64>load<u8>(q1, 1) + wx2 * <f64>load<u8>(q2, 1) + wx3 * <f64>load<u8>(q3, 1));
-          b += wy * (wx0 * <f64>load<u8>(q0, 2) + wx1 * <f64>load<u8>(q1, 2) + wx2 * <f64>load<u8>(q2, 2) + wx3 * <f64>load<u8>(q3, 2));
-        }
-      }
-      store<u8>(o, clamp8(r));
-      store<u8>(o, clamp8(g), 1);
-      store<u8>(o, clamp8(b), 2);
-      sx += dux;
-      sy += duy;
-    }
-  }
-}
-
-/** Bilinear warp of an RGB image to RGBA, alpha 255 (image.ts, warpRgbaBilinear); outside the source: fill. */
-export function bilinearRgba(
-  s: usize, sw: i32, sh: i32,
-  ox: f64, oy: f64, dux: f64, duy: f64, dvx: f64, dvy: f64,
-  width: i32, height: i32, fillR: u8, fillG: u8, fillB: u8,
-  out: usize,
-): void {
-  const swf = <f64>sw;
-  const shf = <f64>sh;
-  const maxX = <f64>(sw - 1);
-  const maxY = <f64>(sh - 1);
-  for (let v = 0; v < height; v++) {
-    let sx = ox + 0.5 * dux + (<f64>v + 0.5) * dvx;
-    let sy = oy + 0.5 * duy + (<f64>v + 0.5) * dvy;
-    let o = out + <usize>(v * width * 4);
-    for (let u = 0; u < width; u++) {
-      store<u8>(o, 255, 3);
-      if (sx < 0 || sy < 0 || sx > swf || sy > shf) {
-        store<u8>(o, fillR);
-        store<u8>(o, fillG, 1);
-        store<u8>(o, fillB, 2);
-      } else {
-        const fx = min<f64>(maxX, max<f64>(0, sx - 0.5));
-        const fy = min<f64>(maxY, max<f64>(0, sy - 0.5));
-        const x0f = floor<f64>(fx);
-        const y0f = floor<f64>(fy);
-        const x0 = <i32>x0f;
-        const y0 = <i32>y0f;
-        const x1 = min(sw - 1, x0 + 1);
-        const y1 = min(sh - 1, y0 + 1);
-        const tx = fx - x0f;
-        const ty = fy - y0f;
-        const p00 = s + <usize>((y0 * sw + x0) * 3);
-        const p10 = s + <usize>((y0 * sw + x1) * 3);
-        const p01 = s + <usize>((y1 * sw + x0) * 3);
-        const p11 = s + <usize>((y1 * sw + x1) * 3);
-        const w00 = (1 - tx) * (1 - ty);
-        const w10 = tx * (1 - ty);
-        const w01 = (1 - tx) * ty;
-        const w11 = tx * ty;
-        // Uint8Array stores: + 0.5, truncated (Math.round for these non-negative values).
-        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00) + w10 * <f64>load<u8>(p10) + w01 * <f64>load<u8>(p01) + w11 * <f64>load<u8>(p11) + 0.5));
-        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00, 1) + w10 * <f64>load<u8>(p10, 1) + w01 * <f64>load<u8>(p01, 1) + w11 * <f64>load<u8>(p11, 1) + 0.5), 1);
-        store<u8>(o, <u8><i32>(w00 * <f64>load<u8>(p00, 2) + w10 * <f64>load<u8>(p10, 2) + w01 * <f64>load<u8>(p01, 2) + w11 * <f64>load<u8>(p11, 2) + 0.5), 2);
-      }
-      sx += dux;
-      sy += duy;
-      o += 4;
-    }
-  }
-}
-
-/**
  * The halo measure's summed-area tables (halo.ts): nine interleaved i32 planes, entry
  * ((y * (w + 1)) + x) * 9 + k = sum of plane k over [0, x) x [0, y). source is read through the
  * three 256-entry tables at luts (R, G, B one after the other).
@@ -304,72 +154,6 @@ export function summedAreaTables(
   }
 }
 
-@inline function clampIndex(v: i32, len: i32): i32 {
-  return v < 0 ? 0 : v >= len ? len - 1 : v;
-}
-
-/**
- * The unsharp mask on luma (enhance.ts, sharpenLuma): luma plane y (f32), the 5-tap Gaussian
- * (k0 centre, k1, k2) along rows into tmp (f32), then along columns, the detail curve (m1 within
- * +-x1, m2 beyond, limited to +y2 / -y3) added to R, G and B of data into out. Edges extended.
- */
-export function sharpenLuma(
-  data: usize, w: i32, h: i32, k0: f64, k1: f64, k2: f64,
-  m1: f64, m2: f64, x1: f64, y2: f64, y3: f64, y: usize, tmp: usize, out: usize,
-): void {
-  const n = w * h;
-  for (let i = 0; i < n; i++) {
-    const j = data + <usize>(i * 3);
-    const l = 0.2126 * <f64>load<u8>(j) + 0.7152 * <f64>load<u8>(j, 1) + 0.0722 * <f64>load<u8>(j, 2);
-    store<f32>(y + (<usize>i << 2), <f32>l);
-  }
-  for (let row = 0; row < h; row++) {
-    const o = row * w;
-    for (let x = 0; x < w; x++) {
-      const i = o + x;
-      let v: f64;
-      if (x >= 2 && x < w - 2) {
-        v = k0 * f32at(y, i) + k1 * (f32at(y, i - 1) + f32at(y, i + 1)) + k2 * (f32at(y, i - 2) + f32at(y, i + 2));
-      } else {
-        v = k0 * f32at(y, i) + k1 * (f32at(y, o + clampIndex(x - 1, w)) + f32at(y, o + clampIndex(x + 1, w))) + k2 * (f32at(y, o + clampIndex(x - 2, w)) + f32at(y, o + clampIndex(x + 2, w)));
-      }
-      store<f32>(tmp + (<usize>i << 2), <f32>v);
-    }
-  }
-  const flatEnd = m1 * x1;
-  for (let row = 0; row < h; row++) {
-    const o = row * w;
-    const a1 = clampIndex(row - 1, h) * w;
-    const b1 = clampIndex(row + 1, h) * w;
-    const a2 = clampIndex(row - 2, h) * w;
-    const b2 = clampIndex(row + 2, h) * w;
-    for (let x = 0; x < w; x++) {
-      const i = o + x;
-      const d = f32at(y, i) - (k0 * f32at(tmp, i) + k1 * (f32at(tmp, a1 + x) + f32at(tmp, b1 + x)) + k2 * (f32at(tmp, a2 + x) + f32at(tmp, b2 + x)));
-      let c = d > x1 ? flatEnd + m2 * (d - x1) : d < -x1 ? -flatEnd + m2 * (d + x1) : m1 * d;
-      c = c > y2 ? y2 : c < -y3 ? -y3 : c;
-      const j = <usize>(i * 3);
-      store<u8>(out + j, clamp8(<f64>load<u8>(data + j) + c));
-      store<u8>(out + j, clamp8(<f64>load<u8>(data + j, 1) + c), 1);
-      store<u8>(out + j, clamp8(<f64>load<u8>(data + j, 2) + c), 2);
-    }
-  }
-}
-
-/**
- * The composite (background.ts, compositeOnBackground): fg through the three 256-entry tables at
- * luts over the background colour with alpha (f32), rounded and clamped as Uint8ClampedArray.
- */
-export function blendOnBackground(fg: usize, luts: usize, alpha: usize, n: i32, bgR: f64, bgG: f64, bgB: f64, out: usize): void {
-  for (let i = 0; i < n; i++) {
-    const a = <f64>load<f32>(alpha + (<usize>i << 2));
-    const j = <usize>(i * 3);
-    store<u8>(out + j, clamp8(<f64>load<u8>(luts + <usize>load<u8>(fg + j)) * a + bgR * (1 - a)));
-    store<u8>(out + j, clamp8(<f64>load<u8>(luts + 256 + <usize>load<u8>(fg + j, 1)) * a + bgG * (1 - a)), 1);
-    store<u8>(out + j, clamp8(<f64>load<u8>(luts + 512 + <usize>load<u8>(fg + j, 2)) * a + bgB * (1 - a)), 2);
-  }
-}
-
 /**
  * The enhancement's statistics (enhance.ts, levelStats): histograms (u32 x 256 each) of the
  * per-pixel min and max channel over the pixels whose weight (f32; 0 = no weights) is >= 0.5,
@@ -411,40 +195,9 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
   store<f64>(stats, sb, 32);
 }
 
-/**
- * Math.hypot of three values as V8 computes it (builtins/math.tq): the largest absolute value,
- * then a Kahan sum of the squares normalized by it, sqrt times it (the same bits: checked against
- * Math.hypot on 12 million triples).
- */
-function hypot3(a: f64, b: f64, c: f64): f64 {
-  const x = abs<f64>(a);
-  const y = abs<f64>(b);
-  const z = abs<f64>(c);
-  if (isNaN(a) || isNaN(b) || isNaN(c)) return x == Infinity || y == Infinity || z == Infinity ? Infinity : NaN;
-  let m: f64 = 0;
-  if (x > m) m = x;
-  if (y > m) m = y;
-  if (z > m) m = z;
-  if (m == Infinity) return Infinity;
-  if (m == 0) return 0;
-  let sum: f64 = 0;
-  let comp: f64 = 0;
-  let n = x / m;
-  let summand = n * n - comp;
-  let pre = sum + summand;
-  comp = pre - sum - summand;
-  sum = pre;
-  n = y / m;
-  summand = n * n - comp;
-  pre = sum + summand;
-  comp = pre - sum - summand;
-  sum = pre;
-  n = z / m;
-  summand = n * n - comp;
-  pre = sum + summand;
-  comp = pre - sum - summand;
-  sum = pre;
-  return sqrt<f64>(sum) * m;
+/** Euclidean length of (a, b, c). */
+@inline function length3(a: f64, b: f64, c: f64): f64 {
+  return sqrt<f64>(a * a + b * b + c * c);
 }
 
 /** Distance from colour p to the segment a-b (halo.ts, distanceToSegment). */
@@ -455,7 +208,7 @@ function distanceToSegment(p0: f64, p1: f64, p2: f64, a0: f64, a1: f64, a2: f64,
   const len2 = d0 * d0 + d1 * d1 + d2 * d2;
   let t: f64 = len2 > 0 ? ((p0 - a0) * d0 + (p1 - a1) * d1 + (p2 - a2) * d2) / len2 : 0;
   t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return hypot3(p0 - a0 - t * d0, p1 - a1 - t * d1, p2 - a2 - t * d2);
+  return length3(p0 - a0 - t * d0, p1 - a1 - t * d1, p2 - a2 - t * d2);
 }
 
 @inline function windowSum(t: usize, a: i32, b: i32, c: i32, d: i32, k: i32): i32 {
@@ -503,8 +256,8 @@ export function countRing(
       const G = <f64>load<u8>(j, 1);
       const B = <f64>load<u8>(j, 2);
       const inv = 1 / bgCount;
-      const dOld = hypot3(R - <f64>windowSum(t, a, b, c, d, 3) * inv, G - <f64>windowSum(t, a, b, c, d, 4) * inv, B - <f64>windowSum(t, a, b, c, d, 5) * inv);
-      const dNew = hypot3(R - bgR, G - bgG, B - bgB);
+      const dOld = length3(R - <f64>windowSum(t, a, b, c, d, 3) * inv, G - <f64>windowSum(t, a, b, c, d, 4) * inv, B - <f64>windowSum(t, a, b, c, d, 5) * inv);
+      const dNew = length3(R - bgR, G - bgG, B - bgB);
       if (dOld > oldDistance || dNew < newDistance) continue;
       const fgCount = <f64>windowSum(t, a, b, c, d, 2);
       if (fgCount > minShare * area) {
