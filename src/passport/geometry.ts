@@ -21,7 +21,7 @@ export interface FaceLike {
 // test/passport/helpers.ts) against refined BlazeFace short-range detections (face-detector.ts).
 // ---------------------------------------------------------------------------------------------
 
-/** Rotate to level the eyes only when the roll exceeds this (issue #5: "rotate when over 1 degree"). */
+/** Rotate to level the eyes only when the roll exceeds this (the product requires "rotate when over 1 degree"). */
 export const ROLL_THRESHOLD_DEG = 1;
 /**
  * Chin from the face box: chin = box top + CHIN_BOX_RATIO x box height. Measured 1.06 (astronaut,

@@ -43,7 +43,7 @@ export interface HaloMeasure {
  * The window means are read from integer summed-area tables of nine planes (not-person, old-bg
  * weight, person weight, old-bg RGB, person RGB; exact sums) only at the ring's pixels (a few per
  * cent of the photo) instead of box-filtering nine full planes; both run as WebAssembly
- * (wasm/pixels.ts: summedAreaTables, countRing).
+ * (kernels/pixels.ts: summedAreaTables, countRing).
  */
 export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, sourceLuts: ChannelLuts = IDENTITY_LUTS): HaloMeasure {
   const h = output.height;

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { ENHANCE, sharpenLuma } from '../../src/passport/enhance.js';
-import { encodeWithinLimit } from '../../src/passport/process-passport-photo.js';
+import { encodeWithinLimit } from '../../src/passport/encode.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { type RawImage } from '../../src/vision/raw-image.js';
 

@@ -4,9 +4,9 @@
 /** One lookup table per channel (R, G, B), indexed by the 8-bit value. */
 export type ChannelLuts = readonly [Uint8Array, Uint8Array, Uint8Array];
 
-/** Bilinear upsampling taps along one axis: output k blends low-resolution i0[k] and i1[k], weight t[k] on the second. */
-export interface UpsampleTaps {
-  i0: Int32Array;
-  i1: Int32Array;
-  t: Float64Array;
+/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
+export interface LowCoefficients {
+  planes: Float32Array[];
+  width: number;
+  height: number;
 }

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { instantiate } from './kernels.js';
 import type { Rgb } from '../../vision/raw-image.js';
-import type { ChannelLuts, UpsampleTaps } from './kernel-types.js';
+import type { ChannelLuts, LowCoefficients } from './kernel-types.js';
 
 const kernels = await instantiate(await WebAssembly.compile(readFileSync(new URL('./kernels.wasm', import.meta.url))), {
   env: {
@@ -137,38 +137,44 @@ export function levelStatsInto(d: Uint8Array, n: number, weight: Float32Array | 
   stats.set(new Float64Array(kernels.memory.buffer, st, 5));
 }
 
-/** Taps for `length` pixels, or a RangeError. */
-function needTaps(what: string, taps: UpsampleTaps, length: number): void {
-  need(`${what} taps`, Math.min(taps.i0.length, taps.i1.length, taps.t.length), length);
-}
-
-/** Copies the taps in: the offsets of i0, i1 and t. */
-function putTaps(taps: UpsampleTaps): [number, number, number] {
-  return [put(taps.i0), put(taps.i1), put(taps.t)];
+/**
+ * Bilinear taps from the half-resolution grid (2x2 means) back to full resolution along one axis:
+ * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
+ * t[k] on the second; copied in (their offsets).
+ */
+function putUpsampleTaps(length: number, lowLength: number): [number, number, number] {
+  const i0 = new Int32Array(length);
+  const i1 = new Int32Array(length);
+  const t = new Float64Array(length);
+  for (let k = 0; k < length; k++) {
+    const f = Math.min(lowLength - 1, Math.max(0, (k + 0.5) / 2 - 0.5));
+    i0[k] = Math.floor(f);
+    i1[k] = Math.min(lowLength - 1, i0[k] + 1);
+    t[k] = f - i0[k];
+  }
+  return [put(i0), put(i1), put(t)];
 }
 
 /**
- * The guided filter's tightened output (background.ts, combineTightened): the half-resolution
- * coefficient planes [aR, aG, aB, b] (lw x lh), the guide's R, G, B planes (w x h), the taps
- * along x and y, the ramp, `inside` (or none); into t (w x h).
+ * The guided filter's tightened output (background.ts, refineMask): the half-resolution
+ * coefficients, the guide's R, G, B planes (w x h), the ramp, `inside` (or none); into t (w x h).
  */
 export function tightenInto(
-  low: Float32Array[], lw: number, lh: number, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,
-  x: UpsampleTaps, y: UpsampleTaps, lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
+  low: LowCoefficients, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,
+  lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
 ): void {
+  const { width: lw, height: lh } = low;
   const ln = lw * lh;
   const n = w * h;
-  for (const plane of low) need('tighten coefficients', plane.length, ln);
+  for (const plane of low.planes) need('tighten coefficients', plane.length, ln);
   for (const plane of I) need('tighten guide', plane.length, n);
   if (inside) need('tighten inside', inside.length, n);
-  needTaps('tighten', x, w);
-  needTaps('tighten', y, h);
   need('tighten output', t.length, n);
   reset();
-  const [aR, aG, aB, bb] = low.map((plane) => put(plane.subarray(0, ln)));
+  const [aR, aG, aB, bb] = low.planes.map((plane) => put(plane.subarray(0, ln)));
   const [R, G, B] = I.map((plane) => put(plane.subarray(0, n)));
-  const [xa, xb, xt] = putTaps(x);
-  const [ya, yb, yt] = putTaps(y);
+  const [xa, xb, xt] = putUpsampleTaps(w, lw);
+  const [ya, yb, yt] = putUpsampleTaps(h, lh);
   const ins = inside ? put(inside) : 0;
   const decided = alloc(ln);
   const both = alloc(lw);
@@ -182,7 +188,7 @@ export function tightenInto(
  * The colour guided filter's window-averaged linear coefficients at half resolution (background.ts,
  * guidedFilterCoefficients): four planes aR, aG, aB, b of ceil(w / 2) x ceil(h / 2).
  */
-export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): { planes: Float32Array[]; width: number; height: number } {
+export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Float32Array], p: Float32Array, w: number, h: number, rl: number, eps: number): LowCoefficients {
   const n = w * h;
   for (const plane of [...I, p]) need('guided filter input', plane.length, n);
   const lw = Math.ceil(w / 2);
@@ -200,21 +206,18 @@ export function guidedCoefficients(I: readonly [Float32Array, Float32Array, Floa
 /**
  * Blur fusion's foreground colours (background.ts, estimateForeground): `out` holds the photo's
  * RGB bytes and gets the band's (0 < alpha < 0.999) replaced; I: its R, G, B planes (0..1);
- * r1, r2: the wide (half-resolution) and narrow radii; x, y: the taps from half resolution.
+ * r1, r2: the wide (half-resolution) and narrow radii.
  */
 export function estimateForegroundInto(
-  I: readonly [Float32Array, Float32Array, Float32Array], alpha: Float32Array, w: number, h: number, r1: number, r2: number,
-  x: UpsampleTaps, y: UpsampleTaps, out: Uint8Array,
+  I: readonly [Float32Array, Float32Array, Float32Array], alpha: Float32Array, w: number, h: number, r1: number, r2: number, out: Uint8Array,
 ): void {
   const n = w * h;
   for (const plane of [...I, alpha]) need('foreground input', plane.length, n);
-  needTaps('foreground', x, w);
-  needTaps('foreground', y, h);
   need('foreground output', out.length, n * 3);
   reset();
   const [R, G, B, A] = [...I, alpha].map((plane) => put(plane.subarray(0, n)));
-  const [xa, xb, xt] = putTaps(x);
-  const [ya, yb, yt] = putTaps(y);
+  const [xa, xb, xt] = putUpsampleTaps(w, Math.ceil(w / 2));
+  const [ya, yb, yt] = putUpsampleTaps(h, Math.ceil(h / 2));
   const o = put(out);
   const scratch = alloc(kernels.foregroundScratchBytes(w, h));
   kernels.estimateForeground(R, G, B, A, w, h, r1, r2, xa, xb, xt, ya, yb, yt, o, scratch);

@@ -2,7 +2,7 @@
 // answers known without them: a brute-force box mean, flat and linear images, composites of known
 // colours, hand-counted histograms; with tolerances where float32 rounding enters.
 import { expect } from 'chai';
-import { boxMean, compositeOnBackground, estimateForeground, upsampleTaps } from '../../../src/passport/background.js';
+import { boxMean, compositeOnBackground, estimateForeground } from '../../../src/passport/background.js';
 import { ENHANCE, sharpenLuma } from '../../../src/passport/enhance.js';
 import { measureHalo } from '../../../src/passport/halo.js';
 import { guidedCoefficients, levelStatsInto, tightenInto } from '../../../src/passport/kernels/pixels.js';
@@ -158,7 +158,7 @@ describe('passport pixel kernels', () => {
     let ramp = 0;
     for (const skip of [true, false]) {
       const t = new Float32Array(w * h);
-      tightenInto(low, lw, lh, I, w, h, upsampleTaps(w, lw), upsampleTaps(h, lh), lo, hi, inside, skip, t);
+      tightenInto({ planes: low, width: lw, height: lh }, I, w, h, lo, hi, inside, skip, t);
       for (let i = 0; i < w * h; i++) {
         const s = Math.min(1, Math.max(0, (0.5 * R[i] + 0.2 - lo) / (hi - lo)));
         expect(t[i], `pixel ${i} skip ${skip}`).to.be.closeTo(inside[i] ? s * s * (3 - 2 * s) : 0, 1e-5);
