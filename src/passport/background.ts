@@ -15,8 +15,7 @@
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS } from './enhance.js';
-import { boxMeanInto, estimateForegroundInto, guidedCoefficients, tightenInto } from './kernels/pixels.js';
-import type { ChannelLuts } from './kernels/kernel-types.js';
+import { boxMeanInto, estimateForegroundInto, guidedCoefficients, tightenInto, type ChannelLuts } from './kernels/pixels.js';
 import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const MASK_REFINEMENT = {

@@ -14,8 +14,7 @@
 //  - Sharpening: an unsharp mask on luma (SHARPEN, libvips' sharpen curve: gentle in flat areas,
 //    stronger on edges, the change limited), added to R, G and B alike so hue is kept; the flat
 //    background is unaffected. Ours takes ~15 ms for 600 x 600, libvips' sharpen (in LabS) ~35.
-import { levelStatsInto } from './kernels/pixels.js';
-import type { ChannelLuts } from './kernels/kernel-types.js';
+import { levelStatsInto, type ChannelLuts } from './kernels/pixels.js';
 import { luma, type RawImage } from '../vision/raw-image.js';
 
 export const ENHANCE = {

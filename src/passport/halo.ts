@@ -13,8 +13,7 @@
 //          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
 //          old background is therefore not counted.
 import { IDENTITY_LUTS } from './enhance.js';
-import { haloCounts } from './kernels/pixels.js';
-import { type ChannelLuts } from './kernels/kernel-types.js';
+import { haloCounts, type ChannelLuts } from './kernels/pixels.js';
 import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const HALO = {

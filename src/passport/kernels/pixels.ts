@@ -10,7 +10,16 @@
 import { readFileSync } from 'node:fs';
 import { instantiate } from './kernels.js';
 import type { Rgb } from '../../vision/raw-image.js';
-import type { ChannelLuts, LowCoefficients } from './kernel-types.js';
+
+/** One lookup table per channel (R, G, B), indexed by the 8-bit value. */
+export type ChannelLuts = readonly [Uint8Array, Uint8Array, Uint8Array];
+
+/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
+export interface LowCoefficients {
+  planes: Float32Array[];
+  width: number;
+  height: number;
+}
 
 const kernels = await instantiate(await WebAssembly.compile(readFileSync(new URL('./kernels.wasm', import.meta.url))), {
   env: {

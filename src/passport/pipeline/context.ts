@@ -12,7 +12,7 @@ import type { CropPlan, FaceInFrame, FrameMask } from '../geometry.js';
 import type { HaloMeasure } from '../halo.js';
 import type { HeadwearMeasure, HeadInFrame } from '../head-extent.js';
 import type { DecodedInput } from '../image.js';
-import type { ChannelLuts } from '../kernels/kernel-types.js';
+import type { ChannelLuts } from '../kernels/pixels.js';
 import type { PassportSpec } from '../specs.js';
 import type { PhotoSchedule } from './scheduler.js';
 

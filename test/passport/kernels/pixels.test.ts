@@ -5,8 +5,7 @@ import { expect } from 'chai';
 import { boxMean, compositeOnBackground, estimateForeground } from '../../../src/passport/background.js';
 import { ENHANCE, sharpenLuma } from '../../../src/passport/enhance.js';
 import { measureHalo } from '../../../src/passport/halo.js';
-import { guidedCoefficients, levelStatsInto, tightenInto } from '../../../src/passport/kernels/pixels.js';
-import type { ChannelLuts } from '../../../src/passport/kernels/kernel-types.js';
+import { guidedCoefficients, levelStatsInto, tightenInto, type ChannelLuts } from '../../../src/passport/kernels/pixels.js';
 import type { RawImage } from '../../../src/vision/raw-image.js';
 
 /** A small deterministic generator (the test must not depend on Math.random's sequence). */
