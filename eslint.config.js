@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['.scratch*/**', '*.tmp.mjs', 'dist/**', 'node_modules/**', 'data/**', 'bench/**', 'test-output/**', 'src/web/dashboard/vendor/**', 'src/passport/wasm/assembly/**'] },
+  { ignores: ['.scratch*/**', '*.tmp.mjs', 'dist/**', 'node_modules/**', 'data/**', 'bench/**', 'test-output/**', 'src/web/dashboard/vendor/**', 'src/passport/kernels/assembly/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

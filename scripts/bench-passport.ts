@@ -11,10 +11,10 @@ import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/passport/mediapipe/runtime.js';
-import { toImageData } from '../src/passport/mediapipe/polyfills.js';
-import { processPassportPhoto } from '../src/passport/process-passport-photo.js';
-import { isPassportCountry, type PassportCountry } from '../src/passport/specs.js';
+import { closeModels, getFaceDetector, getSegmenter, warmUp } from '../src/vision/mediapipe/runtime.js';
+import { toImageData } from '../src/vision/mediapipe/polyfills.js';
+import { isPassportCountry, processPassportPhoto, type PassportCountry } from '../src/passport/index.js';
+import { phonePhoto } from './lib/phone-photo.js';
 import { rerunWithWorkerFlags } from './lib/worker-env.js';
 
 rerunWithWorkerFlags();
@@ -75,15 +75,9 @@ async function modelOnly(): Promise<void> {
   }
 }
 
-/**
- * A 12-megapixel phone photo: the first portrait enlarged to 3000 px, widened to 4032 x 3000 by
- * mirroring its sides, stored sideways with EXIF orientation 6, JPEG quality 90 (~12.1 MP).
- * The target: p50 <= 350 ms and p95 <= 700 ms end to end on 2 cores.
- */
+/** A 12-megapixel phone photo (scripts/lib/phone-photo.ts). Target: p50 <= 350 ms and p95 <= 700 ms end to end on 2 cores. */
 async function phonePhotoRow(): Promise<void> {
-  const upright = await sharp(inputs[0].buf).removeAlpha().resize(3000, 3000, { kernel: 'lanczos3' })
-    .extend({ left: 516, right: 516, extendWith: 'mirror' }).jpeg({ quality: 95 }).toBuffer();
-  const phone = await sharp(upright).rotate(-90).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toBuffer();
+  const phone = await phonePhoto(inputs[0].buf);
   const meta = await sharp(phone).metadata();
   await processPassportPhoto(phone, { country: country as PassportCountry });
   const n = Math.max(iterations, 10);

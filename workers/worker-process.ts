@@ -8,8 +8,7 @@ import type { Logger } from 'pino';
 import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
-import { closeDetectorThread } from '../src/passport/mediapipe/detector-thread.js';
-import { closeEdgeThread } from '../src/passport/edge-bands.js';
+import { closeDetectorThread } from '../src/vision/mediapipe/detector-thread.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, publishJobOutcome, type QueueName, type RecordedJobData } from '../src/jobs/job-contract.js';
@@ -145,23 +144,24 @@ export class WorkerProcess {
   private async loadPassportProcessor(ctx: ProcessorContext): Promise<Processor | null> {
     if (!this.queues.includes(QUEUE_NAMES.passport)) return null;
     const mod = await import('./processors/passport.processor.js');
-    // Models load once per process, before the first job (not during a caller's wait).
-    const runtime = await import('../src/passport/mediapipe/runtime.js');
-    // Temporary input copies of passport workers killed during a decode (src/passport/temp-copy.ts).
-    const tempCopies = await import('../src/passport/temp-copy.js');
-    const swept = await tempCopies.sweepStaleTempCopies();
+    const passport = await import('../src/passport/index.js');
+    // Temporary input copies of passport workers killed during a decode.
+    const swept = await passport.sweepStaleTempCopies();
     if (swept > 0) this.log.info({ files: swept }, 'removed temporary copies left by killed passport workers');
-    const unwritable = await tempCopies.unwritableTempDir();
+    const unwritable = await passport.unwritableTempDir();
     if (unwritable) this.log.warn({ dir: unwritable }, 'temporary directory not writable: large JPEG passport inputs are decoded at full size (slower); set TMPDIR');
     const started = performance.now();
-    await runtime.warmUp();
-    this.closePassportModels = runtime.closeModels;
+    // Models load once per process, before the first job (not during a caller's wait).
+    await passport.warmUp();
+    this.closePassportModels = passport.closeModels;
+    this.closePassportThreads = passport.closeEdgeThread;
     this.log.info({ ms: Math.round(performance.now() - started) }, 'passport models loaded');
     return guarded(mod.passportProcessor(ctx)) as Processor;
   }
 
   /** Closes MediaPipe tasks on shutdown (their telemetry timer would keep the process alive). */
   private closePassportModels: (() => Promise<void>) | null = null;
+  private closePassportThreads: (() => Promise<void>) | null = null;
 
   /**
    * SIGTERM: stop taking work, let active jobs finish, then close workers → Redis → catalog.
@@ -187,7 +187,7 @@ export class WorkerProcess {
       await this.catalog?.close().catch(() => undefined);
       await this.closePassportModels?.().catch(() => undefined);
       await closeDetectorThread().catch(() => undefined);
-      await closeEdgeThread().catch(() => undefined);
+      await this.closePassportThreads?.().catch(() => undefined);
       this.log.info('worker stopped');
     })();
     return this.closing;

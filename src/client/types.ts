@@ -1,6 +1,6 @@
 // Request and response shapes of the Pictor API, as the SDK sees them (README "Decisions").
 import type { FORMAT_VALUES, ParamValues } from '../imaging/params.js';
-import type { ComplianceCheck } from '../passport/compliance.js';
+import type { ComplianceCheck } from '../passport/compliance-check.js';
 import type { PassportCountry } from '../passport/specs.js';
 
 export type FormatParam = (typeof FORMAT_VALUES)[number];

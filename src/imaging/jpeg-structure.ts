@@ -7,7 +7,7 @@
 // Damaged scan data with intact markers is not looked for here: decoders recover it with a
 // warning (browsers show it, the render pipeline decodes with failOn 'error' likewise), and a
 // stored original that libjpeg refuses outright fails its transforms with 422.
-import { isStartOfFrame, SOS, walkJpegSegments } from './jpeg-segments.js';
+import { isStartOfFrame, SOS, walkJpegSegments } from '../vision/jpeg-segments.js';
 
 /** complete: every segment and scan present up to EOI. truncated: the bytes end first. unsure: ask the decoder. */
 export type JpegCompleteness = 'complete' | 'truncated' | 'unsure';

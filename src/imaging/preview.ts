@@ -4,8 +4,8 @@
 // cheap); the face detector is the passport worker's MediaPipe BlazeFace. Worker processes only.
 import sharp, { type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
-import { detectFacesInPhoto } from '../passport/face-detector.js';
-import { detectFacesInPhotoOffThread } from '../passport/mediapipe/detector-thread.js';
+import { detectFacesInPhoto } from '../vision/face-detector.js';
+import { detectFacesInPhotoOffThread } from '../vision/mediapipe/detector-thread.js';
 import type { FaceBox } from './focus.js';
 
 export interface ImagePreview {
@@ -63,7 +63,7 @@ export function dominantColour(rgba: Uint8Array): string {
 }
 
 // The loops are functions of their own that write into arrays they are given (V8 recompiled a
-// function at each upload when its code after a long loop built the result: src/passport/image.ts).
+// function at each upload when its code after a long loop built the result: src/vision/warp.ts).
 
 function colourHistogram(rgba: Uint8Array, count: Uint32Array, sum: Float64Array): void {
   for (let i = 0; i < rgba.length; i += 4) {

@@ -14,9 +14,9 @@
 //  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
-import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
-import { boxMean, type RawImage, type Rgb } from './image.js';
-import { blendOnBackgroundInto, estimateForegroundInto, guidedCoefficients, tightenInto } from './wasm/pixels.js';
+import { IDENTITY_LUTS } from './enhance.js';
+import { boxMeanInto, estimateForegroundInto, guidedCoefficients, tightenInto, type ChannelLuts } from './kernels/pixels.js';
+import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
@@ -74,66 +74,6 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
   }
 }
 
-/** The guided filter's linear coefficients at half resolution, window-averaged: q = aR R + aG G + aB B + b. */
-export interface LowCoefficients {
-  planes: Float32Array[];
-  width: number;
-  height: number;
-}
-
-export interface UpsampleTaps {
-  i0: Int32Array;
-  i1: Int32Array;
-  t: Float64Array;
-}
-
-/**
- * Bilinear taps from the half-resolution grid (2x2 means) back to full resolution along one axis:
- * output pixel k of `length` blends source pixels i0[k] and i1[k] of `lowLength`, with weight
- * t[k] on the second.
- */
-export function upsampleTaps(length: number, lowLength: number): UpsampleTaps {
-  const i0 = new Int32Array(length);
-  const i1 = new Int32Array(length);
-  const t = new Float64Array(length);
-  for (let k = 0; k < length; k++) {
-    const f = Math.min(lowLength - 1, Math.max(0, (k + 0.5) / 2 - 0.5));
-    i0[k] = Math.floor(f);
-    i1[k] = Math.min(lowLength - 1, i0[k] + 1);
-    t[k] = f - i0[k];
-  }
-  return { i0, i1, t };
-}
-
-interface TightenInput {
-  low: LowCoefficients;
-  /** The full-resolution guide (0..1 planes). */
-  I: [Float32Array, Float32Array, Float32Array];
-  w: number;
-  h: number;
-  /** The tightening ramp. */
-  lo: number;
-  hi: number;
-  inside: Uint8Array | undefined;
-}
-
-/**
- * The tightened filter output t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G +
- * up(aB) B + up(b) (up: bilinear, upsampleTaps), 0 outside `inside`, as a WebAssembly kernel
- * (wasm/assembly/pixels.ts, tighten). q is evaluated only at the soft edge: cells whose linear
- * model cannot reach the ramp for any colour (R, G, B in 0..1 put q between b plus the negative
- * coefficients and b plus the positive ones; a pixel interpolates up to four cells with weights
- * summing to 1) give every pixel they reach 0 (below the ramp) or 1 (above it), as evaluation
- * would; a float32 margin covers rounding. skipDecided: false evaluates every pixel (the
- * reference the shortcut is tested against).
- */
-function combineTightened(input: TightenInput, skipDecided: boolean): Float32Array {
-  const { low, I, w, h, lo, hi, inside } = input;
-  const t = new Float32Array(w * h);
-  tightenInto(low.planes, low.width, low.height, I, w, h, upsampleTaps(w, low.width), upsampleTaps(h, low.height), lo, hi, inside, skipDecided, t);
-  return t;
-}
-
 /**
  * Refined alpha (0..1) at the photo's resolution. `prob` is the person probability resampled to
  * the photo; `inside` marks pixels that came from the source image (others are background fill).
@@ -146,10 +86,15 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   // Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients at half
   // resolution (the guide and the mask halved, window means of them and of their products, a 3x3
   // covariance solve per cell, window means of the coefficients: one WebAssembly kernel);
-  // combineTightened upsamples them and evaluates the output with the full-resolution guide.
-  const low: LowCoefficients = guidedCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
-  // skipDecided: false evaluates every pixel (the reference the shortcut is tested against).
-  const t = combineTightened({ low, I, w, h, lo: MASK_REFINEMENT.tightenLow, hi: MASK_REFINEMENT.tightenHigh, inside }, options.skipDecided ?? true);
+  // then upsampled and evaluated with the full-resolution guide.
+  const low = guidedCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
+  // Tightened: t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G + up(aB) B + up(b)
+  // (up: bilinear from the 2x2 means), 0 outside `inside`. q is evaluated only at the soft edge: cells
+  // whose linear model cannot reach the ramp for any colour give every pixel they reach 0 or 1, as
+  // evaluation would (a float32 margin covers rounding); skipDecided: false evaluates every pixel.
+  const t = new Float32Array(w * h);
+  const { tightenLow: lo, tightenHigh: hi } = MASK_REFINEMENT;
+  tightenInto(low, I, w, h, lo, hi, inside, options.skipDecided ?? true, t);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
   if (inside) zeroOutside(alpha, inside);
   return alpha;
@@ -168,15 +113,13 @@ export function zeroOutside(values: Float32Array, inside: Uint8Array): void {
  * F = bF + alpha (I - alpha bF - (1 - alpha) bB), clamped to 0..1 (bF, bB: blurred foreground and
  * background colours, window means divided by the window's mean alpha / 1 - alpha). Pixels off the
  * band keep the photo's colour: opaque ones are the person, transparent ones are not composited.
- * A WebAssembly kernel (wasm/assembly/pixels.ts, estimateForeground).
+ * A WebAssembly kernel (kernels/assembly/pixels.ts, estimateForeground).
  */
 export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeight = rgb.height): RawImage {
   const { width: w, height: h, data } = rgb;
   const out = new Uint8Array(data);
   const { wideHalf: r1, narrow: r2 } = refinementRadii(photoHeight);
-  const lw = Math.ceil(w / 2);
-  const lh = Math.ceil(h / 2);
-  estimateForegroundInto(planes(rgb), alpha, w, h, r1, r2, upsampleTaps(w, lw), upsampleTaps(h, lh), out);
+  estimateForegroundInto(planes(rgb), alpha, w, h, r1, r2, out);
   return { data: out, width: w, height: h, channels: 3 };
 }
 
@@ -186,8 +129,18 @@ export function estimateForeground(rgb: RawImage, alpha: Float32Array, photoHeig
  */
 export function compositeOnBackground(fg: RawImage, alpha: Float32Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
   const out = new Uint8Array(fg.width * fg.height * 3);
-  blendOnBackgroundInto(fg.data, luts, alpha, background, out);
+  // Stores through a clamped view round (half to even) and clamp natively.
+  blendInto(fg.data, alpha, background, luts[0], luts[1], luts[2], new Uint8ClampedArray(out.buffer));
   return { data: out, width: fg.width, height: fg.height, channels: 3 };
+}
+
+function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, clamped: Uint8ClampedArray): void {
+  for (let i = 0, j = 0; i < alpha.length; i++, j += 3) {
+    const a = alpha[i];
+    clamped[j] = lr[d[j]] * a + background[0] * (1 - a);
+    clamped[j + 1] = lg[d[j + 1]] * a + background[1] * (1 - a);
+    clamped[j + 2] = lb[d[j + 2]] * a + background[2] * (1 - a);
+  }
 }
 
 /** img (through `luts`, as compositeOnBackground) with the pixels that did not come from the source (crop beyond the image) filled with the background. */
@@ -209,4 +162,13 @@ function fillWhereOutside(d: Uint8Array, inside: Uint8Array, background: Rgb, lr
       out[j + 2] = background[2];
     }
   }
+}
+
+/**
+ * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
+ * pixels actually inside the window). O(n) running sums, rows then columns (kernels/pixels.ts).
+ */
+export function boxMean(src: Float32Array, width: number, height: number, r: number, out: Float32Array = new Float32Array(width * height)): Float32Array {
+  boxMeanInto(src, width, height, r, out);
+  return out;
 }

@@ -2,24 +2,13 @@
 // plus advisories (warnings[]). Geometry is re-measured by running the face detector on the output
 // (independent of the crop plan) whenever it finds exactly one face there; the crown comes from the
 // person mask (there is no landmark for the top of the hair).
-import { luma, type RawImage } from './image.js';
+import type { ComplianceCheck } from './compliance-check.js';
 import type { Region } from './enhance.js';
 import type { PassportSpec } from './specs.js';
 import { eyeVisible, FACE_CHECKS, glassesFound, mouthAcceptable, type FaceMeasures } from './face-checks.js';
 import { HALO, type HaloMeasure } from './halo.js';
 import { HEAD_EXTENT, type HeadInFrame, type HeadwearMeasure } from './head-extent.js';
-
-export interface ComplianceCheck {
-  name: string;
-  passed: boolean;
-  value: number | string | null;
-  /** The rule, in words; null when the document sets no rule (the check then passes and says so). */
-  expected: string | null;
-  /** 'error': a failure makes the photo non-compliant; 'warning': advisory (compliant stays true). */
-  severity: 'error' | 'warning';
-  /** What was found, in a sentence a person understands. */
-  message: string;
-}
+import { luma, type RawImage } from '../vision/raw-image.js';
 
 /** Thresholds of the checks that are not spec numbers. */
 export const COMPLIANCE = {
@@ -88,7 +77,7 @@ function round(v: number, digits = 3): number {
   return Math.round(v * f) / f;
 }
 
-// Pixel loops are functions of their own that write their sums into an array (image.ts says why).
+// Pixel loops are functions of their own that write their sums into an array (vision/warp.ts says why).
 
 function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number; sharpness: number } {
   const x0 = Math.max(1, Math.floor(region.x0));

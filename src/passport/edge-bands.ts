@@ -10,8 +10,9 @@
 // refined on this thread, the bottom one on the edge thread (a worker thread of its own, so it
 // never waits behind detector calls), from the source rows it reads.
 import { estimateForeground, MASK_REFINEMENT, refineMask, refinementRadii, zeroOutside } from './background.js';
-import { sourceRowsFor, warpFloatBilinearRows, warpRgbBicubicRows, type AffineMap, type RawImage, type Rgb, type SourceRows } from './image.js';
-import { RequestThread } from './request-thread.js';
+import { RequestThread } from '../vision/request-thread.js';
+import { sourceRowsFor, warpFloatBilinearRows, warpRgbBicubicRows } from '../vision/warp.js';
+import { type AffineMap, type RawImage, type Rgb, type SourceRows } from '../vision/raw-image.js';
 
 export interface RefinedEdges {
   /** Refined alpha (0..1) per pixel. */
@@ -44,7 +45,7 @@ export function bandMargin(photoHeight: number): number {
 
 /**
  * What the output photo is rendered from: the source pixels (RGB, already reduced to about the
- * output's sampling: image.ts warpSource) and the map from output pixels to them; the person
+ * output's sampling: vision/warp.ts warpSource) and the map from output pixels to them; the person
  * mask from the segmenter and its map to the output.
  */
 export interface PhotoRender {

@@ -3,9 +3,9 @@
 // on the output (eye centres, mouth, nose) and sized by the eye distance d, so they scale with the
 // face. No extra model: the 478-point mesh of @mediapipe/face_mesh was tried through tasks-vision's
 // FaceLandmarker and gave landmarks unrelated to the face (docs/passport.md, "Decisions").
-import { luma, type RawImage } from './image.js';
-import type { FaceKeypoints, Point } from './geometry.js';
 import type { ExpressionRule } from './specs.js';
+import { luma, type RawImage } from '../vision/raw-image.js';
+import { type FaceKeypoints, type Point } from '../vision/face-frame.js';
 
 /** Thresholds of the face checks (calibration in docs/passport.md). */
 export const FACE_CHECKS = {

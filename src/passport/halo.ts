@@ -12,9 +12,9 @@
 //          mix of the person colour and the new background (the anti-aliased edge), and at least
 //          NEW_BG_DISTANCE away from the new background colour. Hair that happens to look like the
 //          old background is therefore not counted.
-import { IDENTITY_LUTS, type ChannelLuts } from './enhance.js';
-import type { RawImage, Rgb } from './image.js';
-import { haloCounts } from './wasm/pixels.js';
+import { IDENTITY_LUTS } from './enhance.js';
+import { haloCounts, type ChannelLuts } from './kernels/pixels.js';
+import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const HALO = {
   RING_SHARE: 0.015,
@@ -42,7 +42,7 @@ export interface HaloMeasure {
  * The window means are read from integer summed-area tables of nine planes (not-person, old-bg
  * weight, person weight, old-bg RGB, person RGB; exact sums) only at the ring's pixels (a few per
  * cent of the photo) instead of box-filtering nine full planes; both run as WebAssembly
- * (wasm/pixels.ts: summedAreaTables, countRing).
+ * (kernels/pixels.ts: summedAreaTables, countRing).
  */
 export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Array, inside: Uint8Array, background: Rgb, sourceLuts: ChannelLuts = IDENTITY_LUTS): HaloMeasure {
   const h = output.height;

@@ -5,8 +5,9 @@
 //  - headwear is measured as colour: the top of the silhouette (crown downwards) against the hair
 //    beside the temples and the skin of the face. With headwear the head height is planned and
 //    measured to an estimated crown under it (box top - CROWN_UNDER_HEADWEAR_RATIO box heights).
-import { fromFrame, type FaceFrame, type FaceInFrame, type FrameMask } from './geometry.js';
-import type { RawImage } from './image.js';
+import { type FaceInFrame, type FrameMask } from './geometry.js';
+import { type FaceFrame, fromFrame } from '../vision/face-frame.js';
+import { type RawImage } from '../vision/raw-image.js';
 
 export const HEAD_EXTENT = {
   /** The crown counts as touching the edge when a point this far above it (box heights, at least 2 px) is outside the input: the segmenter often leaves the last rows at a cut edge out of the mask. */

@@ -1,18 +1,14 @@
-// Public API of the passport-photo library (no HTTP, no queue).
-//
-//   import { processPassportPhoto, PassportInputError, PASSPORT_SPECS, warmUp, closeModels } from './passport/index.js';
-//
-// - processPassportPhoto(buffer, { country, removeBackground, enhance, includePrintSheet, faceBox })
-//   resolves to the photo, optional print sheet, face, measurements, checks and warnings; input
-//   problems reject with PassportInputError (HTTP 422, `code` says which).
-// - Models load lazily once per process; call warmUp() at worker start and closeModels() on
-//   shutdown. The WASM runs on the calling thread: use it in the passport worker processes.
+// The passport-photo library's only entry (no HTTP, no queue; README.md beside it). Models load
+// lazily once per process: warmUp() at worker start, closeModels() and closeEdgeThread() on
+// shutdown. The models and kernels run on the calling thread: use it in passport worker processes.
 export { processPassportPhoto, faceBoxFromFields, MAX_UPSCALE, SIGNIFICANT_FACE_RATIO } from './process-passport-photo.js';
 export type { NormalizedBox, PassportMeasurements, PassportOptions, PassportResult } from './process-passport-photo.js';
 export { PassportInputError, isPassportInputError } from './errors.js';
 export type { PassportInputErrorCode } from './errors.js';
 export { PASSPORT_COUNTRIES, PASSPORT_SPECS, getPassportSpec, isPassportCountry, printSheetTiling } from './specs.js';
 export type { PassportCountry, PassportSpec } from './specs.js';
-export type { ComplianceCheck } from './compliance.js';
-export { closeModels, warmUp } from './mediapipe/runtime.js';
-export { setWasmLogSink } from './mediapipe/wasm-log.js';
+export type { ComplianceCheck } from './compliance-check.js';
+export { closeModels, warmUp } from '../vision/mediapipe/runtime.js';
+export { closeEdgeThread } from './edge-bands.js';
+export { sweepStaleTempCopies, unwritableTempDir } from './temp-copy.js';
+export { setWasmLogSink } from '../vision/mediapipe/wasm-log.js';

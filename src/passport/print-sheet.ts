@@ -1,8 +1,8 @@
 // 4 x 6 in print sheet at 300 DPI (1800 x 1200 px): as many copies as fit, centred, with thin cut
 // lines around every copy; DPI written into the JPEG.
 import sharp from 'sharp';
-import type { RawImage } from './image.js';
 import { printCopySizePx, printSheetTiling, type PassportSpec } from './specs.js';
+import { type RawImage } from '../vision/raw-image.js';
 
 /** Cut lines: 1 px, mid grey (visible on white and on photo edges, unobtrusive when cut along). */
 export const CUT_LINE = { width: 1, rgb: [128, 128, 128] as const };

@@ -3,7 +3,7 @@
 // 600 px photo that changes nothing. Instead the profile's APP2 segments are taken once from a 1-px
 // JPEG that libvips writes with the same profile, and put after SOI/APP0 of each photo.
 import sharp from 'sharp';
-import { walkJpegSegments } from '../imaging/jpeg-segments.js';
+import { walkJpegSegments } from '../vision/jpeg-segments.js';
 
 const APP0 = 0xe0;
 const APP2 = 0xe2;

@@ -10,7 +10,7 @@ import { facesFocus } from '../../src/imaging/focus.js';
 import type { TransformPlan } from '../../src/imaging/params.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 import { describeImage, LQIP_MAX_BYTES } from '../../src/imaging/preview.js';
-import { detectFaces } from '../../src/passport/face-detector.js';
+import { detectFaces } from '../../src/vision/face-detector.js';
 import { CORPUS } from '../fixtures/images.js';
 
 const SCENE = { width: 2400, height: 1000 };

@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import path from 'node:path';
 import sharp from 'sharp';
 import { refineMask } from '../../src/passport/background.js';
-import type { RawImage } from '../../src/passport/image.js';
-import { segmentPerson } from '../../src/passport/segmenter.js';
+import { segmentPerson } from '../../src/vision/segmenter.js';
 import { CORPUS } from '../fixtures/images.js';
+import { type RawImage } from '../../src/vision/raw-image.js';
 
 async function portrait(size: number): Promise<{ rgb: RawImage; prob: Float32Array }> {
   const { data, info } = await sharp(path.join(CORPUS, 'faces/02_grace_hopper.jpg'))

@@ -7,10 +7,10 @@ import { expect } from 'chai';
 import path from 'node:path';
 import sharp from 'sharp';
 import { bandMargin, closeEdgeThread, refineEdgesWhole, renderAndRefineEdges, renderRows, type PhotoRender, type RefinedEdges } from '../../src/passport/edge-bands.js';
-import type { AffineMap, RawImage } from '../../src/passport/image.js';
-import { segmentPerson } from '../../src/passport/segmenter.js';
+import { segmentPerson } from '../../src/vision/segmenter.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { CORPUS } from '../fixtures/images.js';
+import { type AffineMap, type RawImage } from '../../src/vision/raw-image.js';
 
 /**
  * The output (`width` x `height`) rendered from a source 1.2 times its size, turned by 3 degrees and

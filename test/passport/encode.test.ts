@@ -3,9 +3,9 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { ENHANCE, sharpenLuma } from '../../src/passport/enhance.js';
-import type { RawImage } from '../../src/passport/image.js';
-import { encodeWithinLimit } from '../../src/passport/process-passport-photo.js';
+import { encodeWithinLimit } from '../../src/passport/encode.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
+import { type RawImage } from '../../src/vision/raw-image.js';
 
 function rgb(width: number, height: number, at: (x: number, y: number) => [number, number, number]): RawImage {
   const data = new Uint8Array(width * height * 3);

@@ -1,20 +1,7 @@
 import { expect } from 'chai';
-import {
-  CROWN_FALLBACK_RATIO,
-  crownFromMask,
-  faceInFrame,
-  keypointsFromBox,
-  makeFaceFrame,
-  outputToSource,
-  planCrop,
-  rollDegrees,
-  sourceToOutput,
-  toFrame,
-  fromFrame,
-  type FaceLike,
-  type FrameMask,
-} from '../../src/passport/geometry.js';
+import { CROWN_FALLBACK_RATIO, crownFromMask, faceInFrame, keypointsFromBox, makeFaceFrame, outputToSource, planCrop, sourceToOutput, type FaceLike, type FrameMask } from '../../src/passport/geometry.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../src/passport/specs.js';
+import { fromFrame, rollDegrees, toFrame } from '../../src/vision/face-frame.js';
 
 function syntheticFace(rollDeg = 0): FaceLike {
   const box = { x: 200, y: 100, width: 100, height: 100 };

@@ -12,11 +12,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { CORPUS } from '../fixtures/images.js';
-import { detectFacesInImage, refineFace, type DetectedFace } from '../../src/passport/face-detector.js';
-import { rollDegrees, type Point } from '../../src/passport/geometry.js';
-import type { RawImage } from '../../src/passport/image.js';
-import { closeModels } from '../../src/passport/mediapipe/runtime.js';
+import { detectFacesInImage, refineFace, type DetectedFace } from '../../src/vision/face-detector.js';
+import { closeModels } from '../../src/vision/mediapipe/runtime.js';
 import { processPassportPhoto, type PassportOptions, type PassportResult } from '../../src/passport/process-passport-photo.js';
+import { type Point, rollDegrees } from '../../src/vision/face-frame.js';
+import { type RawImage } from '../../src/vision/raw-image.js';
 
 // Root-level hook: release the models once, after every test file has run.
 after(async () => {

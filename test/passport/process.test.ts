@@ -3,8 +3,8 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { PassportInputError } from '../../src/passport/errors.js';
-import { detectFaces } from '../../src/passport/face-detector.js';
-import { segmentPerson } from '../../src/passport/segmenter.js';
+import { detectFaces } from '../../src/vision/face-detector.js';
+import { segmentPerson } from '../../src/vision/segmenter.js';
 import { faceBoxFromFields, processPassportPhoto, type PassportResult } from '../../src/passport/process-passport-photo.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS, type PassportSpec } from '../../src/passport/specs.js';
 import {

@@ -2,7 +2,7 @@
 // glasses drawn over the eyes, closed eyes, a hat, a cut crown or chin, a half-shadowed face, an
 // open mouth, a dark noisy copy. Drawn with SVG overlays and sharp, sized from the eye distance.
 import sharp from 'sharp';
-import type { DetectedFace } from '../../src/passport/face-detector.js';
+import type { DetectedFace } from '../../src/vision/face-detector.js';
 
 export type Variant =
   | 'clean'

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { thumbHashToApproximateAspectRatio, thumbHashToAverageRGBA } from 'thumbhash';
-import { detectFaces } from '../../src/passport/face-detector.js';
+import { detectFaces } from '../../src/vision/face-detector.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, expectDetail } from './set-b-helpers.js';

@@ -3,9 +3,7 @@
 import type { Job } from 'bullmq';
 import { ServiceError } from '../../src/errors.js';
 import type { PassportJobData, PassportJobResult } from '../../src/jobs/job-contract.js';
-import { PassportInputError } from '../../src/passport/errors.js';
-import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
-import { isPassportCountry } from '../../src/passport/specs.js';
+import { isPassportCountry, PassportInputError, processPassportPhoto } from '../../src/passport/index.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import type { ProcessorContext } from './processor-context.js';
 

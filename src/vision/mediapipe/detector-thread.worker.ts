@@ -1,8 +1,8 @@
 // Entry of the detector thread (detector-thread.ts): one request at a time, answered in order.
 import { parentPort } from 'node:worker_threads';
 import { detectAroundSeed, detectFacesInPhoto, detectFullRange, detectOnGrid, measureOutputFace } from '../face-detector.js';
-import type { RawImage } from '../image.js';
 import type { DetectorRequest } from './detector-thread.js';
+import { type RawImage } from '../raw-image.js';
 
 if (!parentPort) throw new Error('detector-thread.worker runs as a worker thread');
 const port = parentPort;

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { modelPath, loadModel } from '../../src/passport/mediapipe/runtime.js';
-import { addMetadataToTflite, buildImageModelMetadata, FACE_MODEL_METADATA } from '../../src/passport/mediapipe/tflite-metadata.js';
-import { isTelemetryUrl } from '../../src/passport/mediapipe/telemetry.js';
+import { modelPath, loadModel } from '../../src/vision/mediapipe/runtime.js';
+import { addMetadataToTflite, buildImageModelMetadata, FACE_MODEL_METADATA } from '../../src/vision/mediapipe/tflite-metadata.js';
+import { isTelemetryUrl } from '../../src/vision/mediapipe/telemetry.js';
 import { readFileSync } from 'node:fs';
 
 const run = promisify(execFile);

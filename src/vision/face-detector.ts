@@ -8,10 +8,14 @@
 // half of the model input and takes medians; the refined roll follows a known rotation within ~2
 // degrees for frontal faces (3/4 profiles stay unreliable: their eye keypoints are ambiguous).
 import type { Detection } from '@mediapipe/tasks-vision';
-import { affineFromFrame, frameAt, fromFrame, iou, rollDegrees, type Box, type FaceKeypoints, type Point } from './geometry.js';
-import { DETECTION_MAX_SIDE, renderWarp, toRgbaMaxSide, toRgbMaxSide, warpRgbaBilinear, type RawImage } from './image.js';
 import { getFaceDetector, type FaceDetectorModel } from './mediapipe/runtime.js';
 import { toImageData } from './mediapipe/polyfills.js';
+import { affineFromFrame, type Box, type FaceKeypoints, frameAt, fromFrame, iou, type Point, rollDegrees } from './face-frame.js';
+import { renderWarp, warpRgbaBilinear } from './warp.js';
+import { type RawImage, toRgbaMaxSide, toRgbMaxSide } from './raw-image.js';
+
+/** Detection runs on a copy whose long side is at most this (BlazeFace itself works at 128/192 px). */
+export const DETECTION_MAX_SIDE = 1280;
 
 export type DetectorModel = 'short' | 'full' | 'tiled';
 
@@ -388,7 +392,7 @@ function dropAlpha(img: RawImage): RawImage {
   return { data: out, width: img.width, height: img.height, channels: 3 };
 }
 
-/** The first three channels of each pixel (a loop of its own: image.ts says why). */
+/** The first three channels of each pixel (a loop of its own: warp.ts says why). */
 function copyRgb(src: Uint8Array, channels: number, out: Uint8Array): void {
   for (let j = 0, k = 0; j < out.length; j += 3, k += channels) {
     out[j] = src[k];

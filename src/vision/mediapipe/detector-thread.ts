@@ -11,8 +11,8 @@
 // flight (the preview is best effort; a passport job fails and is retried) and is started again
 // by the next call.
 import type { CropHelper, DetectedFace, FaceSeed, GridCrop } from '../face-detector.js';
-import type { RawImage } from '../image.js';
 import { RequestThread } from '../request-thread.js';
+import { type RawImage } from '../raw-image.js';
 
 export type DetectorRequest =
   | { op: 'photo-faces' }

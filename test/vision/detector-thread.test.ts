@@ -1,4 +1,4 @@
-// The detector thread (src/passport/mediapipe/detector-thread.ts): the same faces as the detector
+// The detector thread (src/vision/mediapipe/detector-thread.ts): the same faces as the detector
 // on the calling thread, the caller's pixels left intact, the calling thread free while it runs, a
 // process that used it still exits by itself, a closed or unanswering thread replaced by a new one;
 // a refinement grid's crops shared between it and the calling thread give the same face.
@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { closeDetectorThread, detectFacesInPhotoOffThread, detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from '../../src/passport/mediapipe/detector-thread.js';
-import { detectFacesInImage, detectFacesInPhoto, measureOutputFace, REFINE_GRID, refineFace, type CropHelper } from '../../src/passport/face-detector.js';
-import type { RawImage } from '../../src/passport/image.js';
+import { closeDetectorThread, detectFacesInPhotoOffThread, detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from '../../src/vision/mediapipe/detector-thread.js';
+import { detectFacesInImage, detectFacesInPhoto, measureOutputFace, REFINE_GRID, refineFace, type CropHelper } from '../../src/vision/face-detector.js';
 import { CORPUS } from '../fixtures/images.js';
+import { type RawImage } from '../../src/vision/raw-image.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -108,7 +108,7 @@ describe('face detection thread', function () {
   });
 
   it('does not keep a process alive once its calls are answered, and starts under flags a thread cannot take', async () => {
-    const module = pathToFileURL(path.resolve(here, '../../src/passport/mediapipe/detector-thread.js')).href;
+    const module = pathToFileURL(path.resolve(here, '../../src/vision/mediapipe/detector-thread.js')).href;
     const script = `const { detectFacesInPhotoOffThread } = await import(${JSON.stringify(module)});
 const img = { data: new Uint8Array(64 * 64 * 4).fill(128), width: 64, height: 64, channels: 4 };
 const faces = await detectFacesInPhotoOffThread(img);

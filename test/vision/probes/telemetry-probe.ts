@@ -7,10 +7,10 @@ globalThis.fetch = ((input: unknown) => {
   return Promise.reject(new TypeError('network disabled by telemetry-probe'));
 }) as typeof fetch;
 
-const { getFaceDetector, getSegmenter, closeModels, glStats } = await import('../../../src/passport/mediapipe/runtime.js');
-const { toImageData } = await import('../../../src/passport/mediapipe/polyfills.js');
-const { interceptedTelemetryRequests } = await import('../../../src/passport/mediapipe/telemetry.js');
-const { droppedWasmLogLines } = await import('../../../src/passport/mediapipe/wasm-log.js');
+const { getFaceDetector, getSegmenter, closeModels, glStats } = await import('../../../src/vision/mediapipe/runtime.js');
+const { toImageData } = await import('../../../src/vision/mediapipe/polyfills.js');
+const { interceptedTelemetryRequests } = await import('../../../src/vision/mediapipe/telemetry.js');
+const { droppedWasmLogLines } = await import('../../../src/vision/mediapipe/wasm-log.js');
 
 const img = toImageData(new Uint8Array(64 * 64 * 4).fill(200), 64, 64);
 (await getFaceDetector('short')).detect(img);

@@ -1,7 +1,7 @@
 // Person segmentation with tasks-vision ImageSegmenter and the legacy selfie model (256x256 input).
-import type { RawImage } from './image.js';
 import { getSegmenter } from './mediapipe/runtime.js';
 import { toImageData } from './mediapipe/polyfills.js';
+import { type RawImage } from './raw-image.js';
 
 /** Person probability per pixel (0..1), at the size of the image passed in. */
 export async function segmentPerson(img: RawImage): Promise<Float32Array> {

@@ -1,0 +1,79 @@
+// The middle stages: the person segmented around the face (crown, headwear), the spec-exact crop
+// planned, and the pixels it is rendered from fetched.
+import { affineFromFrame } from '../../vision/face-frame.js';
+import { segmentPerson } from '../../vision/segmenter.js';
+import { renderWarp, warpRgbaBilinear, warpSource } from '../../vision/warp.js';
+import { crownFromMask, planCrop, type FrameMask } from '../geometry.js';
+import { HEAD_EXTENT, headInFrame, measureHeadwear } from '../head-extent.js';
+import type { Planned, Refined, Segmented } from './context.js';
+import { faceTooSmall, MAX_UPSCALE } from './find-face.js';
+
+/** Long side of the region rendered for the segmenter (the model itself runs at 256 px). */
+export const SEGMENTATION_MAX_SIDE = 384;
+/** Segmentation region around the face, in face-box heights. */
+const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
+
+/**
+ * Segment the region around the face (levelled), then the crown from the person mask within the
+ * face's column band. With headwear, the plan and the measures use the head estimated under it
+ * (for a detected face, not a bare box).
+ */
+export async function segment(r: Refined): Promise<Segmented> {
+  const { face, frame } = r;
+  const src = r.decoded.image;
+  const bh = face.boxHeight;
+  const a0 = face.centerA - SEG_REGION.side * bh;
+  const b0 = face.boxTopB - SEG_REGION.above * bh;
+  const regionW = 2 * SEG_REGION.side * bh;
+  const regionH = face.chinB + SEG_REGION.belowChin * bh - b0;
+  const step = Math.max(regionW, regionH) / SEGMENTATION_MAX_SIDE;
+  const rw = Math.max(16, Math.round(regionW / step));
+  const rh = Math.max(16, Math.round(regionH / step));
+  const region = await renderWarp(src, affineFromFrame(frame, a0, b0, step), rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, r.background));
+  r.timer.lap('geometry');
+  const mask: FrameMask = { data: await segmentPerson(region), width: rw, height: rh, a0, b0, step };
+  r.timer.lap('segment');
+  const crown = crownFromMask(face, mask);
+  const headwear = crown.source === 'mask' ? measureHeadwear(region, mask, face, crown.crownB) : null;
+  const underHeadwear = headwear?.detected ? r.chosen.hasKeypoints : null;
+  const crownB = underHeadwear ? face.boxTopB - HEAD_EXTENT.CROWN_UNDER_HEADWEAR_RATIO * bh : crown.crownB;
+  return {
+    ...r,
+    mask,
+    crownB,
+    crownSource: underHeadwear ? 'under_headwear' : crown.source,
+    maskCrownSource: crown.source,
+    headwear,
+    underHeadwear,
+    inFrame: headInFrame(frame, face, crownB, src.width, src.height),
+  };
+}
+
+/**
+ * Plan the spec-exact crop, refuse a head that would need too much enlargement, and fetch the
+ * full-size pixels it samples (prefetched or decoded now), reduced to about the output's sampling.
+ */
+export async function plan(s: Segmented): Promise<Planned> {
+  const cropPlan = planCrop(s.spec, s.frame, s.face, s.crownB);
+  const headSrc = s.face.chinB - s.crownB;
+  if (cropPlan.scale / s.fullPerWork > MAX_UPSCALE) throw faceTooSmall(s.spec, headSrc * s.fullPerWork, s.targetHeadPx);
+  s.timer.lap('geometry');
+  const { width: W, height: H } = s.spec.digital;
+  const full = await s.schedule.fullSizeRegion(s.decoded, affineFromFrame(s.frame, cropPlan.a0, cropPlan.b0, 1 / cropPlan.scale), W, H);
+  s.timer.lap('decode');
+  const source = await warpSource(full.image, full.map, W, H);
+  const { mask } = s;
+  const maskStep = 1 / (cropPlan.scale * mask.step);
+  return {
+    ...s,
+    plan: cropPlan,
+    job: {
+      source: source.image,
+      map: source.map,
+      width: W,
+      height: H,
+      fill: s.background,
+      mask: { data: mask.data, width: mask.width, height: mask.height, map: { ox: (cropPlan.a0 - mask.a0) / mask.step, oy: (cropPlan.b0 - mask.b0) / mask.step, dux: maskStep, duy: 0, dvx: 0, dvy: maskStep } },
+    },
+  };
+}
