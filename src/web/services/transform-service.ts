@@ -6,6 +6,7 @@ import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
+import { dependOn, expectHit } from './hit-memo.js';
 import { presetBook } from './presets.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
 import type { TransformJobData } from '../../jobs/job-types.js';
@@ -51,6 +52,8 @@ export function parseBaseImageUrl(src: string, cdnUrl: string): BaseImageRef | n
 
 export interface PreparedTransform {
   image: ImageDoc;
+  /** Every image document the plan was made from (the image, a watermark's image). */
+  sources: ImageDoc[];
   plan: TransformPlan;
   key: string;
   dependsOnAccept: boolean;
@@ -107,7 +110,7 @@ function cropOutside(image: ImageDoc, crop: CropRect): boolean {
 }
 
 /** The watermark's original: an image of the same owner. */
-async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<WatermarkPlan | undefined> {
+async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<{ plan: WatermarkPlan; mark: ImageDoc } | undefined> {
   if (request.wm === undefined) return undefined;
   const mark = await deps.images.byId(request.wm, image.userId);
   if (!mark || mark.userId !== image.userId) {
@@ -115,7 +118,7 @@ async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformR
       issues: [{ loc: ['query', 'wm'], msg: 'no image of this owner has this imageId', type: 'value_error' }],
     });
   }
-  return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version, gravity: request.wm_gravity ?? 'southeast', opacity: request.wm_opacity ?? 50, scale: request.wm_scale ?? 0.25 };
+  return { mark, plan: { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version, gravity: request.wm_gravity ?? 'southeast', opacity: request.wm_opacity ?? 50, scale: request.wm_scale ?? 0.25 } };
 }
 
 export async function prepareTransform(
@@ -141,12 +144,19 @@ export async function prepareTransform(
     if (!plan.focus) plan.gravity = 'attention';
   }
   if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
-  plan.watermark = await watermarkPlan(deps, image, request);
-  if (!plan.watermark) delete plan.watermark;
+  const watermark = await watermarkPlan(deps, image, request);
+  if (watermark) plan.watermark = watermark.plan;
+  else delete plan.watermark;
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
   if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
   options.adjust?.(plan);
-  return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
+  return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
+}
+
+/** The hit path may answer this transform again while its image documents are unchanged. */
+export function expectDerivativeHit(deps: WebDeps, res: object, prepared: PreparedTransform): void {
+  expectHit(res);
+  for (const doc of prepared.sources) dependOn(res, deps.images.holds(doc));
 }
 
 /** Cache-Control of a derivative answer: immutable only when its URL names the version. */
