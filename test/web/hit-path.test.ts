@@ -157,4 +157,21 @@ describe('hit path', function () {
     expect((await get(url, { 'X-API-Key': other.key })).status).to.equal(404);
     expect((await get(url)).status).to.equal(422);
   });
+
+  it('a derivative’s /files URL is answered again until its image is deleted', async () => {
+    const pic = await cdnUpload(svc, user.key, await tinyJpeg(8, 120, 80), { filename: 'file.jpg' });
+    const made = await request(svc.url(`/transform?src=${encodeURIComponent(pic.public_url)}&w=70&f=png`), { key: user.key });
+    expect(made.status).to.equal(200);
+    const url = made.body.public_url as string;
+    const first = await get(url);
+    expect(first.status).to.equal(200);
+    expect(first.headers.get('cache-control')).to.include('immutable');
+    const fast = await get(url);
+    expect(fast.viaHitPath).to.equal(true);
+    expect(fast.bytes.equals(first.bytes)).to.equal(true);
+    expect((await request(svc.url(`/cdn/${pic.imageId}`), { method: 'DELETE', key: user.key })).status).to.equal(200);
+    const gone = await get(url);
+    expect(gone.status).to.equal(404);
+    expect(gone.viaHitPath).to.equal(false);
+  });
 });

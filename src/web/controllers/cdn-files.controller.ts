@@ -24,7 +24,8 @@ export function cdnFilesController(deps: WebDeps, mountPath: string) {
     // Only derivatives are answered from memory (and so kept for the hit path); their bytes never
     // change, and they are deleted only with their image, which every image change reports.
     expectHit(res);
-    dependOn(res, deps.images.unchanged());
+    const noImageChanged = deps.images.unchanged(); // from now: a change while this request runs counts
+    dependOn(res, () => noImageChanged);
     await sendStoredImage(deps, req, res, key, {
       ownerId: key.split('/')[0],
       // Derivative keys change whenever the original does, so they are immutable; originals can be replaced.

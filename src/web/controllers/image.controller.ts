@@ -171,9 +171,10 @@ async function ownerCredentialOf(req: Request, res: Response, keys: KeyCache, im
   const raw = req.query as Record<string, string | undefined>;
   let user: AuthenticatedUser | null = null;
   if (key) {
-    user = await keys.lookup(key);
-    if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
-    dependOn(res, keys.holdsKey(key, user));
+    const found = await keys.lookup(key);
+    if (!found) throw new ServiceError('unauthorized', 'Invalid API key');
+    dependOn(res, () => keys.holdsKey(key, found));
+    user = found;
   } else if (isSignedQuery(raw)) {
     user = await verifySignedQuery(keys, { ...raw, src: String(image._id) } as typeof raw & { kid: string; sig: string }, res);
   }

@@ -80,7 +80,7 @@ export function requireApiKey(keys: KeyCache) {
     }
     const user = await keys.lookup(key);
     if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
-    dependOn(res, keys.holdsKey(key, user));
+    dependOn(res, () => keys.holdsKey(key, user));
     res.locals.user = user;
     next();
   };

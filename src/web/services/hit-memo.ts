@@ -5,13 +5,17 @@
 // in the front door's caches, a signed URL's expiry): the entry answers only while each of them
 // still holds, so its answer is the one the general path would give, no staler than its caches.
 //
-// Routes opt in per request (expectHit) and declare what they relied on (dependOn); a request
-// whose route did not opt in, or relied on something that cannot be re-checked, is not kept.
+// Routes opt in per request (expectHit) and declare what they relied on (dependOn, evaluated only
+// when the answer is kept); a request whose route did not opt in, or relied on something that
+// cannot be re-checked (a cache that is off), is not kept.
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
 
 /** Re-checks, in one map read, that something a recorded answer relied on is unchanged. */
 export type Hold = () => boolean;
+/** Makes the Hold when the answer is recorded (most answers never are); null: it cannot be re-checked. */
+export type HoldSource = () => Hold | null;
 
 export interface MemoEntry {
   /** Derivative key: the bytes come from the derivative memory cache (DerivativeCache.hot). */
@@ -30,13 +34,13 @@ export interface MemoEntry {
 interface MemoNotes {
   /** The route opted in (expectHit). */
   expected: boolean;
-  holds: Hold[];
-  keepable: boolean;
+  holds: HoldSource[];
   validUntil: number;
 }
 
 const NOTES = Symbol('pictor.hitMemoNotes');
-type Noted = { [NOTES]?: MemoNotes };
+/** Notes live on the Express response's locals (a plain object), not on node's response. */
+export type Noted = Pick<Response, 'locals'>;
 const MAX_ENTRIES = 10_000;
 /** Request headers the answer of a memoised route may depend on (negotiation, client hints, key). */
 const KEY_HEADERS = ['accept', 'x-api-key', 'sec-ch-width', 'width', 'sec-ch-dpr', 'dpr'] as const;
@@ -51,24 +55,23 @@ export function memoKey(req: IncomingMessage): string {
   return key;
 }
 
-function notesOf(res: object): MemoNotes {
-  return ((res as Noted)[NOTES] ??= { expected: false, holds: [], keepable: true, validUntil: Infinity });
+function notesOf(res: Noted): MemoNotes {
+  const locals = res.locals as Record<symbol, MemoNotes | undefined>;
+  return (locals[NOTES] ??= { expected: false, holds: [], validUntil: Infinity });
 }
 
 /** The route's answer may be kept (when everything it relied on can be re-checked). */
-export function expectHit(res: object): void {
+export function expectHit(res: Noted): void {
   notesOf(res).expected = true;
 }
 
-/** Something the answer relied on; null means it cannot be re-checked (a cache that is off). */
-export function dependOn(res: object, hold: Hold | null): void {
-  const notes = notesOf(res);
-  if (hold) notes.holds.push(hold);
-  else notes.keepable = false;
+/** Something the answer relied on, as the source of its Hold. */
+export function dependOn(res: Noted, hold: HoldSource): void {
+  notesOf(res).holds.push(hold);
 }
 
 /** The answer is valid until `epochMs` at most (a signed URL's expiry). */
-export function validUntil(res: object, epochMs: number): void {
+export function validUntil(res: Noted, epochMs: number): void {
   const notes = notesOf(res);
   notes.validUntil = Math.min(notes.validUntil, epochMs);
 }
@@ -77,14 +80,20 @@ export class HitMemo {
   private readonly entries = new LRUCache<string, MemoEntry>({ max: MAX_ENTRIES });
 
   /** Keeps the answer just sent, when its route opted in and everything it relied on can be re-checked. */
-  record(req: IncomingMessage, res: { getHeaders(): OutgoingHttpHeaders } & object, objectKey: string, ownerId: string, route: string): void {
-    const notes = (res as Noted)[NOTES];
-    if (!notes?.expected || !notes.keepable || req.method !== 'GET') return;
+  record(req: IncomingMessage, res: { getHeaders(): OutgoingHttpHeaders } & Noted, objectKey: string, ownerId: string, route: string): void {
+    const notes = (res.locals as Record<symbol, MemoNotes | undefined>)[NOTES];
+    if (!notes?.expected || req.method !== 'GET') return;
     const headers = res.getHeaders();
     // A miss's answer differs from the hits after it (X-Cache, a consumed rate limit's headers).
     if (headers['x-cache'] === 'MISS') return;
+    const holds: Hold[] = [];
+    for (const source of notes.holds) {
+      const hold = source();
+      if (!hold) return;
+      holds.push(hold);
+    }
     delete headers['x-request-id'];
-    this.entries.set(memoKey(req), { objectKey, ownerId, headers, route, holds: notes.holds, validUntil: notes.validUntil });
+    this.entries.set(memoKey(req), { objectKey, ownerId, headers, route, holds, validUntil: notes.validUntil });
   }
 
   /** The entry for this request when everything it relied on still holds. */

@@ -6,7 +6,7 @@ import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
-import { dependOn, expectHit } from './hit-memo.js';
+import { dependOn, expectHit, type Noted } from './hit-memo.js';
 import { presetBook } from './presets.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
 import type { TransformJobData } from '../../jobs/job-types.js';
@@ -154,9 +154,9 @@ export async function prepareTransform(
 }
 
 /** The hit path may answer this transform again while its image documents are unchanged. */
-export function expectDerivativeHit(deps: WebDeps, res: object, prepared: PreparedTransform): void {
+export function expectDerivativeHit(deps: WebDeps, res: Noted, prepared: PreparedTransform): void {
   expectHit(res);
-  for (const doc of prepared.sources) dependOn(res, deps.images.holds(doc));
+  for (const doc of prepared.sources) dependOn(res, () => deps.images.holds(doc));
 }
 
 /** Cache-Control of a derivative answer: immutable only when its URL names the version. */
