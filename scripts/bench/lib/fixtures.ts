@@ -38,8 +38,8 @@ export async function uploadOriginals(svc: Service): Promise<Original[]> {
  * measured, and that side's fsyncs would wait for them. Raw's files are removed (it never reads them).
  */
 export function settleDisk(): void {
-  // The raw server may still be finishing writes of the warm-up: retry while the directory empties.
-  fs.rmSync(rawUploadDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  // The raw server may still be finishing writes of the warm-up (seconds on a busy machine): retry while the directory empties.
+  fs.rmSync(rawUploadDir, { recursive: true, force: true, maxRetries: 100, retryDelay: 100 });
   fs.mkdirSync(rawUploadDir, { recursive: true });
   execFileSync('sync');
 }
