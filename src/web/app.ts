@@ -2,7 +2,8 @@
 import express, { type Express } from 'express';
 import { KeyCache } from './middleware/auth.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
-import { requestContext } from './middleware/request-context.js';
+import { requestContext, requestLogger } from './middleware/request-context.js';
+import { createHitPath, type HitPath } from './hit-path.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { presetBook } from './services/presets.js';
 import { routeTables } from './routes/index.js';
@@ -10,7 +11,8 @@ import { mountRoutes, routeOptions, type RouteContext } from './routes/route-tab
 import { createFrontDoorMetrics } from './monitoring/metrics.js';
 import type { WebDeps } from './web-deps.js';
 
-export function createApp(deps: WebDeps): Express {
+/** The Express app (the general path) and the hit path in front of it, sharing log and metrics. */
+export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitPath } {
   // A bad PRESETS value stops the start (ConfigError), not the first request that names it.
   presetBook(deps.config);
   const app = express();
@@ -18,7 +20,8 @@ export function createApp(deps: WebDeps): Express {
   app.set('trust proxy', deps.config.trustProxy ? true : 'loopback');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestContext(deps.log));
+  const begin = requestLogger(deps.log);
+  app.use(requestContext(deps.log, begin));
   const metrics = createFrontDoorMetrics(deps);
   app.use(metrics.middleware);
 
@@ -28,5 +31,10 @@ export function createApp(deps: WebDeps): Express {
   for (const table of routeTables(options)) app.use(mountRoutes(table, ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return app;
+  return { app, hitPath: createHitPath(deps, metrics, begin) };
+}
+
+/** The Express app alone (tests that mount it themselves; the hit path is the front door's). */
+export function createApp(deps: WebDeps): Express {
+  return createFrontDoorApp(deps).app;
 }

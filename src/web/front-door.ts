@@ -8,11 +8,12 @@ import type { Config } from '../config.js';
 import { JobProducer } from '../jobs/job-producer.js';
 import { createBlockingConnection, createQueueConnection } from '../jobs/queues.js';
 import { createStorage } from '../storage/create-storage.js';
-import { createApp } from './app.js';
+import { createFrontDoorApp } from './app.js';
 import { markArrivedWhileDraining } from './middleware/draining.js';
 import { PlanLimits } from './services/plan-limits.js';
 import { BandwidthCounter } from './services/bandwidth-counter.js';
 import { DerivativeCache } from './services/derivative-cache.js';
+import { HitMemo } from './services/hit-memo.js';
 import { ImageCache } from './services/image-cache.js';
 import type { WebDeps } from './web-deps.js';
 
@@ -45,14 +46,14 @@ export class FrontDoor {
     await images.listen(subscriber);
     const bandwidth = new BandwidthCounter(catalog, log);
     const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
-    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), bandwidth, limits };
-    const app = createApp(this.deps);
+    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), hits: new HitMemo(), bandwidth, limits };
+    const { app, hitPath } = createFrontDoorApp(this.deps);
     this.server = http.createServer((req, res) => {
       if (this.closing) {
         // Shutting down: this connection ends with this response, and new work is refused.
         res.setHeader('Connection', 'close');
         markArrivedWhileDraining(req);
-      }
+      } else if (hitPath(req, res)) return;
       app(req, res);
     });
     this.server.keepAliveTimeout = 65_000;

@@ -6,6 +6,7 @@ import type { JobProducer } from '../jobs/job-producer.js';
 import type { Storage } from '../storage/storage.js';
 import type { BandwidthCounter } from './services/bandwidth-counter.js';
 import type { DerivativeCache } from './services/derivative-cache.js';
+import type { HitMemo } from './services/hit-memo.js';
 import type { ImageCache } from './services/image-cache.js';
 import type { PlanLimits } from './services/plan-limits.js';
 
@@ -21,6 +22,8 @@ export interface WebDeps {
   images: ImageCache;
   /** Derivative presence and hot derivative bytes. */
   derivatives: DerivativeCache;
+  /** Answers recorded for the hit path (src/web/hit-path.ts). */
+  hits: HitMemo;
   /** Bytes served per owner, written to the catalog in batches. */
   bandwidth: BandwidthCounter;
   /** Plan limits that refuse work (monthly transformations and bandwidth, storage for derivatives). */

@@ -11,8 +11,9 @@ import { sameSecret } from '../monitoring/admin-auth.js';
 import { admitKeylessDerivative, capKeylessPlan } from '../services/keyless-limits.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { sendStoredImage } from '../services/image-responder.js';
+import { dependOn } from '../services/hit-memo.js';
 import { applyClientHints, CLIENT_HINTS } from '../services/client-hints.js';
-import { derivativeCacheControl, ensureDerivative, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
+import { derivativeCacheControl, ensureDerivative, expectDerivativeHit, findImageById, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, type PreparedTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 type SetBQuery = TransformRequest & { src?: string };
@@ -33,6 +34,8 @@ function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtensi
 }
 
 async function serveDerivative(deps: WebDeps, req: Request, res: Response, prepared: PreparedTransform, origin: DerivativeOrigin, vary: string[] = []) {
+  // The demo route's answer also depends on Origin/Referer/X-Demo-Token, which the hit path does not key on.
+  if (origin !== 'demo') expectDerivativeHit(deps, res, prepared);
   const outcome = await ensureDerivative(deps, prepared, origin);
   res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
   await sendStoredImage(deps, req, res, outcome.key, {
@@ -163,15 +166,17 @@ const PRESETS_ONLY_ALLOWED = new Set(['preset', 'f', 'v']);
  * a signature of the query (with `src` = the image id). A wrong key or signature is 401; another
  * user's valid key is simply keyless.
  */
-async function ownerCredentialOf(req: Request, keys: KeyCache, image: ImageDoc): Promise<boolean> {
+async function ownerCredentialOf(req: Request, res: Response, keys: KeyCache, image: ImageDoc): Promise<boolean> {
   const key = apiKeyOf(req);
   const raw = req.query as Record<string, string | undefined>;
   let user: AuthenticatedUser | null = null;
   if (key) {
-    user = await keys.lookup(key);
-    if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+    const found = await keys.lookup(key);
+    if (!found) throw new ServiceError('unauthorized', 'Invalid API key');
+    dependOn(res, () => keys.holdsKey(key, found));
+    user = found;
   } else if (isSignedQuery(raw)) {
-    user = await verifySignedQuery(keys, { ...raw, src: String(image._id) } as typeof raw & { kid: string; sig: string });
+    user = await verifySignedQuery(keys, { ...raw, src: String(image._id) } as typeof raw & { kid: string; sig: string }, res);
   }
   return user !== null && user.userId === image.userId;
 }
@@ -198,7 +203,7 @@ export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: Request
     let query = res.locals.query as SetBQuery;
     const given = givenNames(req);
     const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
-    if (await ownerCredentialOf(req, keys, image)) {
+    if (await ownerCredentialOf(req, res, keys, image)) {
       await serveDerivative(deps, req, res, await prepareTransform(deps, image, 'B', query, negotiation, { given }), 'api');
       return;
     }

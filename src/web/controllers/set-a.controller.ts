@@ -13,7 +13,7 @@ import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js'
 import { transformBody } from '../services/response-bodies.js';
 import { QUEUE_NAMES } from '../../jobs/job-contract.js';
 import { imageDescription } from '../services/response-bodies.js';
-import { derivativeCacheControl, ensureDerivative, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
+import { derivativeCacheControl, ensureDerivative, expectDerivativeHit, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -50,7 +50,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
       user = await keys.lookup(key);
       if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
     } else if (isSignedQuery(rawQuery)) {
-      user = await verifySignedQuery(keys, rawQuery);
+      user = await verifySignedQuery(keys, rawQuery, res);
       signed = true;
     } else {
       throw new ServiceError('unauthorized', 'Missing API key (send X-API-Key) or URL signature');
@@ -65,6 +65,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     if (signed) {
       // A browser: negotiate from its Accept header (not the JSON default) and send bytes.
       const forBrowser = await prepareTransform(deps, image, 'A', query, { ...negotiationFor(image, accept, 'A'), preferWebpWhenUnsure: false }, { given });
+      expectDerivativeHit(deps, res, forBrowser);
       const outcome = await ensureDerivative(deps, forBrowser, 'api');
       await sendStoredImage(deps, req, res, outcome.key, {
         ownerId: image.userId,

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
+import { dependOn } from '../services/hit-memo.js';
 import { currentSet } from './path-set.js';
 
 /** Most credentials kept; past it the least recently used goes first. */
@@ -33,6 +34,21 @@ export class KeyCache {
   /** The user of a key id (`kid` of a signed URL), with the secret that verifies it. */
   byKeyId(keyId: string): Promise<AuthenticatedUser | null> {
     return this.cached(`kid:${keyId}`, () => credentialById(this.catalog, keyId));
+  }
+
+  /** A check that an API key still maps to this user in the cache (null when the cache is off). */
+  holdsKey(key: string, user: AuthenticatedUser): (() => boolean) | null {
+    return this.holds(hashKey(key), user);
+  }
+
+  /** A check that a key id still maps to this user (and secret) in the cache. */
+  holdsKeyId(keyId: string, user: AuthenticatedUser): (() => boolean) | null {
+    return this.holds(`kid:${keyId}`, user);
+  }
+
+  private holds(id: string, user: AuthenticatedUser): (() => boolean) | null {
+    const known = this.known;
+    return known ? () => known.get(id) === user : null;
   }
 
   private async cached(id: string, load: () => Promise<AuthenticatedUser | null>): Promise<AuthenticatedUser | null> {
@@ -64,6 +80,7 @@ export function requireApiKey(keys: KeyCache) {
     }
     const user = await keys.lookup(key);
     if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+    dependOn(res, () => keys.holdsKey(key, user));
     res.locals.user = user;
     next();
   };

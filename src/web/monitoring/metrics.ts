@@ -3,6 +3,7 @@
 // which the workers push through Redis (src/jobs/job-metrics.ts). Queue counts and worker memory
 // are read from Redis at scrape time (render), so they are exact whenever Prometheus looks.
 import cluster from 'node:cluster';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { workerMetricsText } from '../../jobs/job-metrics.js';
@@ -36,6 +37,8 @@ export interface FrontDoorMetrics {
   registry: Registry;
   /** Counts every request when it finishes; mount before the routes. */
   middleware: (req: Request, res: Response, next: NextFunction) => void;
+  /** The same for a request the hit path answered with `bytes` of image under `route`. */
+  countHit: (req: IncomingMessage, res: ServerResponse, route: string, bytes: number) => void;
   /** Prometheus text of the front door plus the workers' pushed job metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -117,24 +120,33 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     }
   };
 
-  const middleware = (req: Request, res: Response, next: NextFunction) => {
+  /** Counts the request when its response ends ('close' comes after 'finish', and also when the client hung up). */
+  const track = (req: IncomingMessage, res: ServerResponse, route: () => string) => {
     const start = performance.now();
-    (res.locals as Record<symbol, unknown>)[BYTES_SERVED] = (n: number) => bytesServed.inc({ route: routeLabel(req, res) }, n);
-    // 'close' comes after 'finish', and also when the client hung up before the end.
     res.once('close', () => {
-      const route = routeLabel(req, res);
-      const l = { method: req.method, route, status_code: String(res.statusCode) };
+      const l = { method: req.method ?? '', route: route(), status_code: String(res.statusCode) };
       requests.inc(l);
       duration.observe(l, (performance.now() - start) / 1000);
       const xCache = res.getHeader('X-Cache');
-      if (xCache === 'HIT' || xCache === 'MISS') cache.inc({ route, result: xCache === 'HIT' ? 'hit' : 'miss' });
+      if (xCache === 'HIT' || xCache === 'MISS') cache.inc({ route: l.route, result: xCache === 'HIT' ? 'hit' : 'miss' });
     });
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
+    (res.locals as Record<symbol, unknown>)[BYTES_SERVED] = (n: number) => bytesServed.inc({ route: routeLabel(req, res) }, n);
+    track(req, res, () => routeLabel(req, res));
     next();
+  };
+
+  const countHit = (req: IncomingMessage, res: ServerResponse, route: string, bytes: number) => {
+    track(req, res, () => route);
+    if (bytes > 0) bytesServed.inc({ route }, bytes);
   };
 
   return {
     registry,
     middleware,
+    countHit,
     async render() {
       await refresh();
       const own = allProcesses ? await allProcesses() : await registry.metrics();

@@ -70,6 +70,11 @@ export class DerivativeCache {
     return bytes;
   }
 
+  /** The bytes of a derivative kept in memory, or null (one map read: the hit path's look-up). */
+  hot(key: string): Buffer | null {
+    return this.memory?.get(key)?.bytes ?? null;
+  }
+
   /** Drops a derivative (its bytes turned out to be gone). */
   forget(key: string): void {
     this.known.delete(key);

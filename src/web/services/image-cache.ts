@@ -47,6 +47,23 @@ export class ImageCache {
     return doc;
   }
 
+  /**
+   * A check that `doc` is still the cached document of its image (not dropped by a change, not
+   * expired, not re-read); null when the cache is off.
+   */
+  holds(doc: ImageDoc): (() => boolean) | null {
+    const entries = this.entries;
+    if (!entries) return null;
+    const key = `id:${String(doc._id)}`;
+    return () => entries.get(key) === doc;
+  }
+
+  /** A check that no image changed since it was made (stored objects reached by key). */
+  unchanged(): () => boolean {
+    const generation = this.generation;
+    return () => this.generation === generation;
+  }
+
   forget(change: ImageChange): void {
     this.generation++;
     this.entries?.delete(`id:${change.imageId}`);

@@ -6,7 +6,7 @@ import parseRange from 'range-parser';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError } from '../../errors.js';
 import { StorageNotFoundError, type StoredObject } from '../../storage/storage.js';
-import { countBytesServed } from '../monitoring/metrics.js';
+import { countBytesServed, routeLabel } from '../monitoring/metrics.js';
 import type { WebDeps } from '../web-deps.js';
 
 export interface SendOptions {
@@ -95,6 +95,7 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
       res.end(whole);
       deps.bandwidth.add(options.ownerId, length);
       countBytesServed(res, length);
+      deps.hits.record(req, res, obj.key, options.ownerId, routeLabel(req, res));
       return;
     }
     const stream = await deps.storage.get(key, range ?? undefined);

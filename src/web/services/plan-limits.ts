@@ -39,7 +39,7 @@ export class PlanLimits {
 
   /** Before a new derivative is rendered for `ownerId` (cache hits are not transformations). */
   async assertMayTransform(ownerId: string, now = new Date()): Promise<void> {
-    const s = await this.standing(ownerId);
+    const s = await this.standingNow(ownerId);
     if (!s) return;
     const limit = s.plan.transformations_per_month;
     if (s.transformations >= limit) {
@@ -52,7 +52,7 @@ export class PlanLimits {
 
   /** Before an async upload of about `bytes` is staged (the worker checks the quota exactly later). */
   async assertMayStore(ownerId: string, bytes: number): Promise<void> {
-    const s = await this.standing(ownerId);
+    const s = await this.standingNow(ownerId);
     if (s && s.storageBytes + bytes > s.plan.storage_bytes) {
       throw new ServiceError('forbidden', `Storage quota exceeded: ${s.storageBytes} bytes stored (derivatives included) + ${bytes} would exceed the ${s.plan.storage_bytes} bytes (storage_bytes) of plan "${s.plan.id}"`);
     }
@@ -60,12 +60,25 @@ export class PlanLimits {
 
   /** Before image bytes of `ownerId` are sent. */
   async assertMayServe(ownerId: string, now = new Date()): Promise<void> {
-    const s = await this.standing(ownerId);
-    if (!s) return;
-    const limit = s.plan.bandwidth_bytes_per_month;
-    if (s.bandwidthBytes + this.bandwidth.pendingFor(ownerId) >= limit) {
+    const s = await this.standingNow(ownerId);
+    if (s && this.bandwidthUsedUp(s, ownerId)) {
+      const limit = s.plan.bandwidth_bytes_per_month;
       throw this.monthly(`The image owner's plan "${s.plan.id}" allows ${limit} bytes of bandwidth per month (bandwidth_bytes_per_month) and they are used up`, now);
     }
+  }
+
+  /**
+   * assertMayServe's answer when it needs no waiting (the hit path): true to serve, false when it
+   * would refuse, null when the standing must be read first (then only assertMayServe decides).
+   */
+  mayServeNow(ownerId: string): boolean | null {
+    const s = this.standingNow(ownerId);
+    if (s instanceof Promise) return null;
+    return !(s && this.bandwidthUsedUp(s, ownerId));
+  }
+
+  private bandwidthUsedUp(s: OwnerStanding, ownerId: string): boolean {
+    return s.bandwidthBytes + this.bandwidth.pendingFor(ownerId) >= s.plan.bandwidth_bytes_per_month;
   }
 
   /** Forgets what was read about an owner (tests, and callers that just changed the counters). */
@@ -82,9 +95,10 @@ export class PlanLimits {
 
   /**
    * The owner's standing: fresh within cacheMs; older, it is used while one re-read runs in the
-   * background; null (no check) when it was never read and cannot be now.
+   * background; null (no check) when it was never read and cannot be now. A promise when the
+   * caller has to wait for a read.
    */
-  private async standing(ownerId: string): Promise<OwnerStanding | null> {
+  private standingNow(ownerId: string): OwnerStanding | null | Promise<OwnerStanding | null> {
     const now = Date.now();
     let entry = this.standings.get(ownerId);
     if (entry && this.cacheMs > 0 && now - entry.readAt < this.cacheMs) return entry.standing;

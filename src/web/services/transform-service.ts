@@ -6,6 +6,7 @@ import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
 import { derivativeKey, formatFromExtension, parseCrop, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkSource } from '../../imaging/params.js';
+import { dependOn, expectHit, type Noted } from './hit-memo.js';
 import { presetBook } from './presets.js';
 import { QUEUE_NAMES, type TransformJobData } from '../../jobs/job-contract.js';
 import type { StoredObject } from '../../storage/storage.js';
@@ -50,6 +51,8 @@ export function parseBaseImageUrl(src: string, cdnUrl: string): BaseImageRef | n
 
 export interface PreparedTransform {
   image: ImageDoc;
+  /** Every image document the plan was made from (the image, a watermark's image). */
+  sources: ImageDoc[];
   plan: TransformPlan;
   key: string;
   dependsOnAccept: boolean;
@@ -106,7 +109,7 @@ function cropOutside(image: ImageDoc, crop: CropRect): boolean {
 }
 
 /** The watermark's original: an image of the same owner. */
-async function watermarkSource(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<WatermarkSource | undefined> {
+async function watermarkSource(deps: WebDeps, image: ImageDoc, request: TransformRequest): Promise<{ source: WatermarkSource; mark: ImageDoc } | undefined> {
   if (request.wm === undefined) return undefined;
   const mark = await deps.images.byId(request.wm, image.userId);
   if (!mark || mark.userId !== image.userId) {
@@ -114,7 +117,7 @@ async function watermarkSource(deps: WebDeps, image: ImageDoc, request: Transfor
       issues: [{ loc: ['query', 'wm'], msg: 'no image of this owner has this imageId', type: 'value_error' }],
     });
   }
-  return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version };
+  return { mark, source: { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version } };
 }
 
 export async function prepareTransform(
@@ -134,7 +137,7 @@ export async function prepareTransform(
     throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`);
   }
   const watermark = await watermarkSource(deps, image, request);
-  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, { watermark, dprCapSource: options.keyless ? { width: image.width, height: image.height } : undefined });
+  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, { watermark: watermark?.source, dprCapSource: options.keyless ? { width: image.width, height: image.height } : undefined });
   if (plan.gravity === 'face') {
     // Faces were found at upload; none (or an upload from before) → sharp's attention strategy.
     plan.focus = facesFocus(image.preview?.faces);
@@ -144,7 +147,13 @@ export async function prepareTransform(
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
   if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
   options.adjust?.(plan);
-  return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
+  return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
+}
+
+/** The hit path may answer this transform again while its image documents are unchanged. */
+export function expectDerivativeHit(deps: WebDeps, res: Noted, prepared: PreparedTransform): void {
+  expectHit(res);
+  for (const doc of prepared.sources) dependOn(res, () => deps.images.holds(doc));
 }
 
 /** Cache-Control of a derivative answer: immutable only when its URL names the version. */

@@ -1,0 +1,37 @@
+// The hit path: a plain GET that the general path (the Express app) answered before with a
+// derivative from memory is answered again here, before Express, from the HitMemo entry: one
+// memo read, its holds re-checked (each one map read), the bytes from the derivative memory
+// cache, the owner's bandwidth standing read without waiting. Everything else (a first request,
+// If-None-Match / If-Modified-Since, Range, HEAD, a stale entry, an owner whose standing must be
+// read) goes to the general path, the one place where those are decided. The request still gets
+// its id, log line, metrics and bandwidth count, through the same functions the app uses.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BeginRequest } from './middleware/request-context.js';
+import type { FrontDoorMetrics } from './monitoring/metrics.js';
+import type { WebDeps } from './web-deps.js';
+
+export type HitPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export function createHitPath(deps: WebDeps, metrics: FrontDoorMetrics, begin: BeginRequest): HitPath {
+  const { hits, derivatives, limits, bandwidth } = deps;
+  /** Whether it answered; false leaves the request untouched for the general path. */
+  return (req, res) => {
+    if (req.method !== 'GET') return false;
+    const h = req.headers;
+    if (h.range !== undefined || h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) return false;
+    const entry = hits.lookup(req);
+    if (!entry) return false;
+    const bytes = derivatives.hot(entry.objectKey);
+    if (!bytes) {
+      hits.forget(req);
+      return false;
+    }
+    if (limits.mayServeNow(entry.ownerId) !== true) return false;
+    begin(req, res);
+    metrics.countHit(req, res, entry.route, bytes.length);
+    res.writeHead(200, entry.headers);
+    res.end(bytes);
+    bandwidth.add(entry.ownerId, bytes.length);
+    return true;
+  };
+}
