@@ -1,0 +1,73 @@
+// Runs on the data host after a scenario: compares what callers were acknowledged with what the
+// catalog, storage and usage hold, and how many jobs are still queued. Prints one JSON line.
+// Usage (env: the service's MONGO_URL, REDIS_URL, STORAGE_DRIVER=gcs …): node inspect.js <ackFile> <userId>
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { Catalog } from '../../src/catalog/catalog.js';
+import { readUsage } from '../../src/catalog/usage.js';
+import { loadConfig } from '../../src/config.js';
+import { openQueue } from '../../src/jobs/job-producer.js';
+import { ALL_QUEUES } from '../../src/jobs/queue-names.js';
+import { createQueueConnection } from '../../src/jobs/redis-connection.js';
+import { createStorage } from '../../src/storage/create-storage.js';
+import { assertConsistent, inventory } from '../faults/fault-helpers.js';
+import type { Acknowledgements, Inspection } from './load-report.js';
+
+const [ackFile, userId] = process.argv.slice(2);
+const ack = JSON.parse(fs.readFileSync(ackFile, 'utf8')) as Acknowledgements;
+const config = loadConfig(process.env);
+const catalog = await Catalog.connect(config.mongoUrl);
+const storage = createStorage(config);
+const connection = createQueueConnection(config.redisUrl);
+
+const images = await catalog.images.find({ userId }).lean();
+const rowsByPublicId = new Map<string, number>();
+for (const image of images) rowsByPublicId.set(image.publicId, (rowsByPublicId.get(image.publicId) ?? 0) + 1);
+const lostUploads: string[] = [];
+for (const upload of ack.uploads) {
+  const row = images.find((i) => String(i._id) === upload.imageId);
+  if (!row) {
+    lostUploads.push(`${upload.publicId}: no catalog row`);
+    continue;
+  }
+  const bytes = await storage.read(row.storageKey).catch(() => null);
+  if (!bytes) lostUploads.push(`${upload.publicId}: original ${row.storageKey} not stored`);
+  else if (createHash('sha256').update(bytes).digest('hex') !== upload.sha256) lostUploads.push(`${upload.publicId}: stored bytes differ`);
+}
+const stored = await inventory(storage, userId);
+const derivativeObjects = new Set(stored.derivatives);
+const lostDerivatives = ack.derivatives.filter((url) => !derivativeObjects.has(decodeURIComponent(url.slice(config.cdnUrl.length + 1))));
+const derivativeRows = await catalog.derivatives.countDocuments({ userId });
+const usage = await readUsage(catalog, userId);
+const waiting: Record<string, number> = {};
+for (const name of ALL_QUEUES) {
+  const queue = openQueue(name, connection);
+  const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
+  waiting[name] = Object.values(counts).reduce((a, b) => a + b, 0);
+  await queue.close();
+}
+let consistency = 'consistent';
+try {
+  await assertConsistent(catalog, storage, userId, 15_000);
+} catch (err) {
+  consistency = (err as Error).message;
+}
+const report: Inspection = {
+  catalogImages: images.length,
+  duplicateImageRows: [...rowsByPublicId.values()].reduce((sum, n) => sum + n - 1, 0),
+  lostUploads,
+  lostDerivatives,
+  derivativeRows,
+  derivativeObjects: stored.derivatives.length,
+  usageDrift: {
+    images: usage.imageCount - images.length,
+    derivatives: usage.derivativeCount - derivativeRows,
+    transformations: usage.transformations - derivativeRows,
+  },
+  jobsLeft: Object.values(waiting).reduce((a, b) => a + b, 0),
+  consistency,
+};
+process.stdout.write(JSON.stringify(report) + '\n');
+await catalog.close();
+connection.disconnect();
+process.exit(0);

@@ -1,0 +1,80 @@
+// The client host: mixed load (uploads, transforms, srcsets) through every front door for a fixed
+// time, with a bounded number of requests in flight. A request not answered within `answerLimitMs`
+// is abandoned and recorded with status 0 (a caller left waiting). Prints "started <epoch ms>" when
+// it begins, then one JSON line (LoadResult) when every request has ended.
+// Usage: node load.js '<json Options>'
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import type { Acknowledgements, LoadResult, RequestRecord } from './load-report.js';
+
+interface Options {
+  doors: string[];
+  key: string;
+  durationMs: number;
+  inFlight: number;
+  answerLimitMs: number;
+  /** Distinguishes this run's public ids from earlier scenarios'. */
+  tag: string;
+}
+
+const options = JSON.parse(process.argv[2]) as Options;
+const records: RequestRecord[] = [];
+const ack: Acknowledgements = { uploads: [], derivatives: [] };
+let sequence = 0;
+
+async function call(door: number, op: RequestRecord['op'], path: string, init: RequestInit = {}): Promise<unknown> {
+  const start = Date.now();
+  const record: RequestRecord = { op, door, start, end: start, status: 0 };
+  try {
+    const res = await fetch(options.doors[door] + path, { ...init, headers: { 'X-API-Key': options.key }, signal: AbortSignal.timeout(options.answerLimitMs) });
+    const text = await res.text();
+    record.status = res.status;
+    if (res.headers.get('retry-after')) record.retryAfter = res.headers.get('retry-after')!;
+    return res.status === 200 ? JSON.parse(text) : null;
+  } catch {
+    return null; // no answer: status stays 0
+  } finally {
+    record.end = Date.now();
+    records.push(record);
+  }
+}
+
+async function uploadOne(door: number): Promise<void> {
+  const n = sequence++;
+  const bytes = await sharp({ create: { width: 320 + (n % 40), height: 240, channels: 3, background: { r: (n * 37) % 256, g: (n * 91) % 256, b: (n * 53) % 256 } } }).jpeg({ quality: 80 }).toBuffer();
+  const publicId = `${options.tag}-${n}`;
+  const form = new FormData();
+  form.append('public_id', publicId);
+  form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/jpeg' }), `${publicId}.jpg`);
+  const body = (await call(door, 'upload', '/cdn/upload', { method: 'POST', body: form })) as { imageId: string; public_url: string } | null;
+  if (body) ack.uploads.push({ imageId: body.imageId, publicId, sha256: createHash('sha256').update(bytes).digest('hex'), url: body.public_url });
+}
+
+async function transformOne(door: number): Promise<void> {
+  const image = ack.uploads[Math.floor(Math.random() * ack.uploads.length)];
+  const w = 16 + 8 * Math.floor(Math.random() * 36);
+  const f = ['webp', 'jpeg', 'avif'][Math.floor(Math.random() * 3)];
+  const body = (await call(door, 'transform', `/transform?src=${encodeURIComponent(image.url)}&w=${w}&f=${f}`)) as { public_url: string } | null;
+  if (body) ack.derivatives.push(body.public_url);
+}
+
+async function srcsetOne(door: number): Promise<void> {
+  const image = ack.uploads[Math.floor(Math.random() * ack.uploads.length)];
+  await call(door, 'srcset', `/generate/srcset?src=${encodeURIComponent(image.url)}&w=100,200,300`);
+}
+
+const started = Date.now();
+process.stdout.write(`started ${started}\n`);
+await Promise.all(
+  Array.from({ length: options.inFlight }, async (_, lane) => {
+    const door = lane % options.doors.length;
+    while (Date.now() - started < options.durationMs) {
+      const roll = Math.random();
+      if (ack.uploads.length < 2 || roll < 0.35) await uploadOne(door);
+      else if (roll < 0.85) await transformOne(door);
+      else await srcsetOne(door);
+    }
+  }),
+);
+const result: LoadResult = { records, ack };
+process.stdout.write(JSON.stringify(result) + '\n');
