@@ -46,11 +46,14 @@ for (const name of ALL_QUEUES) {
   waiting[name] = Object.values(counts).reduce((a, b) => a + b, 0);
   await queue.close();
 }
+// Derivative objects without rows are reported on their own (derivativeObjects - derivativeRows).
 let consistency = 'consistent';
 try {
   await assertConsistent(catalog, storage, userId, 15_000);
 } catch (err) {
-  consistency = (err as Error).message;
+  const [first, ...problems] = (err as Error).message.split('\n');
+  const left = problems.filter((p) => !/derivative objects but \d+ rows/.test(p));
+  if (left.length) consistency = [first, ...left].join('\n');
 }
 const report: Inspection = {
   catalogImages: images.length,

@@ -1,5 +1,7 @@
 // The client host: mixed load (uploads, transforms, srcsets) through every front door for a fixed
-// time, with a bounded number of requests in flight. A request not answered within `answerLimitMs`
+// time. Open loop, as independent callers: each door gets `perDoorPerSecond` new requests a second
+// whether earlier ones were answered or not (a stuck door does not slow the load down), up to
+// `maxInFlight` per door. A request not answered within `answerLimitMs`
 // is abandoned and recorded with status 0 (a caller left waiting). Prints "started <epoch ms>" when
 // it begins, then one JSON line (LoadResult) when every request has ended.
 // Usage: node load.js '<json Options>'
@@ -11,7 +13,8 @@ interface Options {
   doors: string[];
   key: string;
   durationMs: number;
-  inFlight: number;
+  perDoorPerSecond: number;
+  maxInFlight: number;
   answerLimitMs: number;
   /** Distinguishes this run's public ids from earlier scenarios'. */
   tag: string;
@@ -65,16 +68,23 @@ async function srcsetOne(door: number): Promise<void> {
 
 const started = Date.now();
 process.stdout.write(`started ${started}\n`);
-await Promise.all(
-  Array.from({ length: options.inFlight }, async (_, lane) => {
-    const door = lane % options.doors.length;
-    while (Date.now() - started < options.durationMs) {
-      const roll = Math.random();
-      if (ack.uploads.length < 2 || roll < 0.35) await uploadOne(door);
-      else if (roll < 0.85) await transformOne(door);
-      else await srcsetOne(door);
-    }
-  }),
-);
+async function oneRequest(door: number): Promise<void> {
+  const roll = Math.random();
+  if (ack.uploads.length < 2 || roll < 0.35) await uploadOne(door);
+  else if (roll < 0.85) await transformOne(door);
+  else await srcsetOne(door);
+}
+
+const running: Promise<void>[] = [];
+const inFlight = options.doors.map(() => 0);
+for (let tick = 0; Date.now() - started < options.durationMs; tick++) {
+  for (let door = 0; door < options.doors.length; door++) {
+    if (inFlight[door] >= options.maxInFlight) continue;
+    inFlight[door]++;
+    running.push(oneRequest(door).finally(() => inFlight[door]--));
+  }
+  await new Promise((r) => setTimeout(r, Math.max(0, started + ((tick + 1) * 1000) / options.perDoorPerSecond - Date.now())));
+}
+await Promise.all(running);
 const result: LoadResult = { records, ack };
 process.stdout.write(JSON.stringify(result) + '\n');

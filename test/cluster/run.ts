@@ -21,7 +21,9 @@ const LATE_ALLOWANCE_MS = 1_000;
 /** The client abandons a request after this: it counts as never answered. */
 const ANSWER_LIMIT_MS = SETTINGS.jobTimeoutMs + 15_000;
 const TAKEOVER_LIMIT_MS = SETTINGS.jobLockMs + SETTINGS.stalledIntervalMs + 1_000;
-const IN_FLIGHT = 4;
+/** Open-loop load: new requests per front door per second, and the most each may have unanswered. */
+const PER_DOOR_PER_SECOND = 4;
+const MAX_IN_FLIGHT_PER_DOOR = 12;
 
 interface Marks {
   faultAt: number;
@@ -48,8 +50,8 @@ function say(line = ''): void {
 }
 
 /** Runs the client host's load for `durationMs`; `fault` is called with the load's start time. */
-async function load(durationMs: number, tag: string, fault: (startedAt: number) => Promise<Marks>): Promise<{ result: LoadResult; marks: Marks; startedAt: number }> {
-  const options = { doors: cluster.doors(), key: KEY, durationMs, inFlight: IN_FLIGHT, answerLimitMs: ANSWER_LIMIT_MS, tag };
+async function load(durationMs: number, tag: string, fault: (startedAt: number) => Promise<Marks>, perDoorPerSecond = PER_DOOR_PER_SECOND): Promise<{ result: LoadResult; marks: Marks; startedAt: number }> {
+  const options = { doors: cluster.doors(), key: KEY, durationMs, perDoorPerSecond, maxInFlight: MAX_IN_FLIGHT_PER_DOOR, answerLimitMs: ANSWER_LIMIT_MS, tag };
   const child = spawn('ip', ['netns', 'exec', topology.ns('client'), process.execPath, path.join(here, 'load.js'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -78,7 +80,7 @@ async function inspect(settleMs = 60_000): Promise<Inspection> {
     const line = out.trim().split('\n').pop() ?? '';
     if (!line.startsWith('{')) throw new Error(`inspection on the data host failed: ${out.slice(-1000)}`);
     const report = JSON.parse(line) as Inspection;
-    if ((report.jobsLeft === 0 && report.consistency === 'consistent') || Date.now() > deadline) return report;
+    if (report.jobsLeft === 0 || Date.now() > deadline) return report;
     await sleep(2_000);
   }
 }
@@ -97,7 +99,12 @@ function firstSuccess(records: RequestRecord[], at: number, door?: number): numb
 
 type ScenarioCheck = (result: LoadResult, marks: Marks, problems: string[]) => string[];
 
-async function scenario(tag: string, name: string, durationMs: number, fault: (startedAt: number) => Promise<Marks>, check: ScenarioCheck): Promise<void> {
+/**
+ * uncountedAllowed: derivatives stored without their record may be left by a SIGKILL. Workers
+ * record derivatives in batches after the jobs answer (workers/derivative-ledger.ts): a killed
+ * worker loses up to 250 ms of records; the derivatives stay stored and served, uncounted.
+ */
+async function scenario(tag: string, name: string, durationMs: number, fault: (startedAt: number) => Promise<Marks>, check: ScenarioCheck, options: { uncountedAllowed?: boolean } = {}): Promise<void> {
   say(`\n== ${name}`);
   const problems: string[] = [];
   let sent = 0;
@@ -121,17 +128,20 @@ async function scenario(tag: string, name: string, durationMs: number, fault: (s
     const before = lastInspection;
     const report = await inspect();
     lastInspection = report;
+    const uncounted = report.derivativeObjects - report.derivativeRows - (before ? before.derivativeObjects - before.derivativeRows : 0);
     say(
       `state        ${report.catalogImages} images catalogued (${report.duplicateImageRows} duplicate rows), ${report.derivativeRows} derivative rows / ${report.derivativeObjects} objects; ` +
-        `usage drift images ${report.usageDrift.images}, derivatives ${report.usageDrift.derivatives}, transformations ${report.usageDrift.transformations}; jobs left ${report.jobsLeft}`,
+        `usage drift images ${report.usageDrift.images}, derivatives ${report.usageDrift.derivatives}, transformations ${report.usageDrift.transformations}; ` +
+        `derivatives stored but not recorded ${uncounted}; jobs left ${report.jobsLeft}`,
     );
-    const lost = report.lostUploads.length + report.lostDerivatives.length + report.jobsLeft - (before ? before.lostUploads.length + before.lostDerivatives.length : 0);
+    const lost = lostOf(report) - (before ? lostOf(before) : 0);
     const dup = duplicates(report) - (before ? duplicates(before) : 0);
     say(`result       lost ${lost}, duplicates ${dup}, late ${late}`);
     if (report.lostUploads.length) problems.push(`acknowledged uploads lost: ${report.lostUploads.slice(0, 5).join('; ')}`);
     if (report.lostDerivatives.length) problems.push(`acknowledged derivatives not stored: ${report.lostDerivatives.slice(0, 3).join('; ')}`);
     if (report.jobsLeft) problems.push(`${report.jobsLeft} job(s) still queued a minute after the load`);
-    if (duplicates(report)) problems.push(`duplicates: ${JSON.stringify({ rows: report.duplicateImageRows, drift: report.usageDrift, objects: report.derivativeObjects, derivativeRows: report.derivativeRows })}`);
+    if (dup) problems.push(`duplicates: ${JSON.stringify({ rows: report.duplicateImageRows, drift: report.usageDrift })}`);
+    if (uncounted > 0 && !options.uncountedAllowed) problems.push(`${uncounted} derivative(s) stored without their record and count`);
     if (report.consistency !== 'consistent') problems.push(report.consistency);
   } catch (err) {
     problems.push(`scenario failed: ${(err as Error).stack ?? err}`);
@@ -141,21 +151,21 @@ async function scenario(tag: string, name: string, durationMs: number, fault: (s
   outcomes.push({ name, sent, acknowledged, late, problems });
 }
 
+/** Catalog rows and usage counts beyond what was done once. */
 function duplicates(report: Inspection): number {
-  return (
-    report.duplicateImageRows +
-    Math.max(0, report.usageDrift.images) +
-    Math.max(0, report.usageDrift.derivatives) +
-    Math.max(0, report.usageDrift.transformations) +
-    Math.max(0, report.derivativeObjects - report.derivativeRows)
-  );
+  return report.duplicateImageRows + Math.max(0, report.usageDrift.images) + Math.max(0, report.usageDrift.derivatives) + Math.max(0, report.usageDrift.transformations);
+}
+
+/** Acknowledged items not stored or catalogued, and jobs never run. */
+function lostOf(report: Inspection): number {
+  return report.lostUploads.length + report.lostDerivatives.length + report.jobsLeft;
 }
 
 const at = (startedAt: number, ms: number) => sleep(Math.max(0, startedAt + ms - Date.now()));
 
 async function scenarios(): Promise<void> {
   // Warm-up (not a scenario): first connections, the workers' first jobs, some images to transform.
-  const warm = await load(8_000, 'warmup', async (startedAt) => ({ faultAt: startedAt, healAt: startedAt }));
+  const warm = await load(10_000, 'warmup', async (startedAt) => ({ faultAt: startedAt, healAt: startedAt }), 1);
   allAck.uploads.push(...warm.result.ack.uploads);
   allAck.derivatives.push(...warm.result.ack.derivatives);
   say(`warm-up      ${warm.result.records.length} requests: ${statusCounts(warm.result.records)}`);
@@ -199,6 +209,7 @@ async function scenarios(): Promise<void> {
       if (ms !== null && ms > TAKEOVER_LIMIT_MS) problems.push(`requests in flight at the kill were answered ${ms} ms after it (limit ${TAKEOVER_LIMIT_MS} ms)`);
       return [`recovery     requests in flight at the kill answered within ${ms ?? 'n/a'} ms of it (taken over by w1)`];
     },
+    { uncountedAllowed: true },
   );
 
   await scenario(
@@ -304,7 +315,7 @@ if (left.length) {
 }
 // Assigned inside the scenarios (TypeScript cannot see that here).
 const final = lastInspection as Inspection | null;
-const lost = final ? final.lostUploads.length + final.lostDerivatives.length + final.jobsLeft : 0;
+const lost = final ? lostOf(final) : 0;
 const dups = final ? duplicates(final) : 0;
 const late = outcomes.reduce((sum, o) => sum + o.late, 0);
 if (outcomes.some((o) => o.problems.length) || lost || dups || late || outcomes.length === 0) failed = true;
