@@ -20,20 +20,39 @@ let impaired = false;
 process.on('SIGUSR1', () => (impaired = true));
 process.on('SIGUSR2', () => (impaired = false));
 
-/** Forwards one direction, keeping order: a chunk never overtakes the one before it. */
+/**
+ * Forwards one direction through a queue drained by one timer, in order: a chunk never overtakes
+ * the one before it (separate timers of equal expiry may fire in any order, which would reorder
+ * the byte stream).
+ */
 function relay(from: net.Socket, to: net.Socket, delayed: boolean): void {
-  let releaseAt = 0;
-  from.on('data', (chunk: Buffer) => {
-    if (!impaired) {
-      if (releaseAt <= Date.now()) return void to.write(chunk);
+  const queue: { at: number; chunk: Buffer }[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let lastAt = 0;
+  let ended = false;
+  const pump = () => {
+    timer = null;
+    while (queue.length > 0 && queue[0].at <= Date.now()) {
+      const { chunk } = queue.shift()!;
+      if (to.writable) to.write(chunk);
     }
+    if (queue.length > 0) timer = setTimeout(pump, queue[0].at - Date.now());
+    else if (ended) to.end();
+  };
+  from.on('data', (chunk: Buffer) => {
     const extra = impaired ? (delayed ? DELAY_MS : 0) + (Math.random() < LOSS ? RETRANSMIT_MS : 0) : 0;
-    releaseAt = Math.max(Date.now() + extra, releaseAt);
-    setTimeout(() => to.writable && to.write(chunk), releaseAt - Date.now());
+    lastAt = Math.max(Date.now() + extra, lastAt);
+    queue.push({ at: lastAt, chunk });
+    if (!timer) pump();
   });
-  from.on('end', () => setTimeout(() => to.end(), Math.max(0, releaseAt - Date.now())));
+  from.on('end', () => {
+    ended = true;
+    if (!timer) pump();
+  });
   from.on('error', () => to.destroy());
-  from.on('close', () => setTimeout(() => to.destroy(), Math.max(0, releaseAt - Date.now())));
+  from.on('close', () => {
+    if (!ended) to.destroy();
+  });
 }
 
 for (const spec of process.argv.slice(2)) {
