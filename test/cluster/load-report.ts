@@ -29,7 +29,8 @@ export interface Inspection {
   lostDerivatives: string[];
   derivativeRows: number;
   derivativeObjects: number;
-  usageDrift: { images: number; derivatives: number; transformations: number };
+  /** Usage counter minus what the catalog holds. */
+  usageDrift: { images: number; derivatives: number; derivativeBytes: number; originalBytes: number; transformations: number };
   jobsLeft: number;
   consistency: string;
 }
