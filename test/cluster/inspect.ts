@@ -42,10 +42,15 @@ const usage = await readUsage(catalog, userId);
 const derivativeBytes = (await catalog.derivatives.find({ userId }, { bytes: 1 }).lean()).reduce((sum, d) => sum + d.bytes, 0);
 const originalBytes = images.reduce((sum, i) => sum + i.bytes, 0);
 const waiting: Record<string, number> = {};
+const restarted: Inspection['restarted'] = [];
 for (const name of ALL_QUEUES) {
   const queue = openQueue(name, connection);
   const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
   waiting[name] = Object.values(counts).reduce((a, b) => a + b, 0);
+  // Jobs that ran again after their worker vanished, and when their last run began.
+  for (const job of await queue.getJobs(['completed'], 0, 2000)) {
+    if (job?.stalledCounter && job.processedOn) restarted.push({ id: job.id!, processedOn: job.processedOn });
+  }
   await queue.close();
 }
 // Reported on their own (and judged by the runner): derivative objects without rows, and the
@@ -75,6 +80,7 @@ const report: Inspection = {
     transformations: usage.transformations - derivativeRows,
   },
   jobsLeft: Object.values(waiting).reduce((a, b) => a + b, 0),
+  restarted,
   consistency,
 };
 process.stdout.write(JSON.stringify(report) + '\n');

@@ -32,6 +32,8 @@ export interface Inspection {
   /** Usage counter minus what the catalog holds. */
   usageDrift: { images: number; derivatives: number; derivativeBytes: number; originalBytes: number; transformations: number };
   jobsLeft: number;
+  /** Completed jobs that were taken over (stalled at least once), and when their last run started. */
+  restarted: { id: string; processedOn: number }[];
   consistency: string;
 }
 

@@ -18,6 +18,8 @@ interface Options {
   answerLimitMs: number;
   /** Distinguishes this run's public ids from earlier scenarios'. */
   tag: string;
+  /** Long renders (AVIF from a large noisy original) sent `atMs` after the start: jobs that are running when a fault comes. */
+  heavy?: { atMs: number; count: number };
 }
 
 const options = JSON.parse(process.argv[2]) as Options;
@@ -66,6 +68,28 @@ async function srcsetOne(door: number): Promise<void> {
   await call(door, 'srcset', `/generate/srcset?src=${encodeURIComponent(image.url)}&w=100,200,300`);
 }
 
+async function heavyRenders(door: number, source: string, count: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const body = (await call(door, 'transform', `/transform?src=${encodeURIComponent(source)}&w=${2000 + 8 * i}&f=avif&q=80`)) as { public_url: string } | null;
+      if (body) ack.derivatives.push(body.public_url);
+    }),
+  );
+}
+
+let heavySource: string | null = null;
+if (options.heavy) {
+  const bytes = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: { r: 120, g: 120, b: 120 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer();
+  const publicId = `${options.tag}-heavy`;
+  const form = new FormData();
+  form.append('public_id', publicId);
+  form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/jpeg' }), `${publicId}.jpg`);
+  const body = (await call(0, 'upload', '/cdn/upload', { method: 'POST', body: form })) as { imageId: string; public_url: string } | null;
+  if (!body) throw new Error('the large original for the long renders was not accepted');
+  ack.uploads.push({ imageId: body.imageId, publicId, sha256: createHash('sha256').update(bytes).digest('hex'), url: body.public_url });
+  heavySource = body.public_url;
+}
+
 const started = Date.now();
 process.stdout.write(`started ${started}\n`);
 async function oneRequest(door: number): Promise<void> {
@@ -76,6 +100,11 @@ async function oneRequest(door: number): Promise<void> {
 }
 
 const running: Promise<void>[] = [];
+if (options.heavy && heavySource) {
+  const { atMs, count } = options.heavy;
+  const source = heavySource;
+  running.push(new Promise((r) => setTimeout(r, atMs)).then(() => Promise.all([heavyRenders(0, source, Math.ceil(count / 2)), heavyRenders(1, source, Math.floor(count / 2))])).then(() => undefined));
+}
 const inFlight = options.doors.map(() => 0);
 for (let tick = 0; Date.now() - started < options.durationMs; tick++) {
   for (let door = 0; door < options.doors.length; door++) {

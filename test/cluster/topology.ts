@@ -115,14 +115,14 @@ export class Topology {
 
   /** SIGKILL to every process of a host, as a power cut; resolves once none is left. */
   async killHost(host: HostName): Promise<number> {
-    let killed = 0;
+    const killed = new Set<number>();
     for (let round = 0; round < 100; round++) {
       const pids = this.pids(host);
-      if (pids.length === 0) return killed;
+      if (pids.length === 0) return killed.size;
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
-          killed++;
+          killed.add(pid);
         } catch {
           /* already gone */
         }
