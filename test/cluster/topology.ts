@@ -58,7 +58,7 @@ export class Topology {
    * root, or no `ip netns`): the suite never runs without its network.
    */
   create(): void {
-    if (process.getuid?.() !== 0) throw new Error('cluster: needs root to make network namespaces (ip netns); run as root, as CI does');
+    if (process.getuid?.() !== 0) throw new Error('needs root to make network namespaces (ip netns); run as root, as CI does');
     this.made = true;
     try {
       for (const ns of [this.ns('sw'), ...HOSTS.map((h) => this.ns(h))]) {
@@ -66,7 +66,7 @@ export class Topology {
         ip(['-n', ns, 'link', 'set', 'lo', 'up']);
       }
     } catch (err) {
-      throw new Error(`cluster: cannot make network namespaces: ${(err as Error).message.split('\n')[0]}`);
+      throw new Error(`cannot make network namespaces: ${(err as Error).message.split('\n')[0]}`);
     }
     const sw = this.ns('sw');
     for (const bridge of ['brint', 'brpub']) {
