@@ -87,11 +87,14 @@ export class WorkerProcess {
       // before BullMQ marks it finished only runs the (idempotent) job again.
       const forgetRecord = (job: { data?: RecordedJobData } | undefined) =>
         job?.data?.jobRecordKey ? storage.delete(job.data.jobRecordKey).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job record not removed')) : undefined;
-      const announcing: Processor = async (job, token) => {
+      // The third parameter makes BullMQ hand over the job's abort signal (see lockRenewalFailed below).
+      const announcing: Processor = async (job, token, signal) => {
         // The job no longer waits: its tenant's next job moves up (src/jobs/tenant-queue.ts).
         const tenant = tenantOfJobData(job.data);
         if (tenant && job.id) void releaseTenantJob(this.connection!, name, tenant, job.id).catch(() => undefined);
         const result: unknown = await processor(job, token);
+        // Another worker owns the job now and answers for it: this run's result is dropped.
+        if (signal?.aborted) throw new Error(`job ${job.id} (${name}): ${String(signal.reason)}; result dropped`);
         void announce({ queue: name, id: job.id!, ok: true, result });
         await forgetRecord(job);
         return result;
@@ -115,6 +118,12 @@ export class WorkerProcess {
         }
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
+      // Redis says the lock of a running job is no longer ours (it expired while Redis was out of
+      // reach, and the stalled check gave the job to another worker): stop it as soon as we know.
+      worker.on('lockRenewalFailed', (jobIds: string[]) => {
+        this.log.warn({ queue: name, jobIds }, 'lock lost: another worker runs these jobs now; stopping them');
+        for (const id of jobIds) worker.cancelJob(id, 'lock lost to another worker');
+      });
       if (name === QUEUE_NAMES.uploadFinalize) {
         // An async upload in flight frees its user's slot when it ends (src/jobs/async-upload-slots.ts).
         const release = (job: { data: { userId: string; uploadId: string } } | undefined) => {

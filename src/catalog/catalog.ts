@@ -14,6 +14,12 @@ import { catalogWriteConcern } from './write-concern.js';
 export interface CatalogOptions {
   /** How long an operation waits for a server before failing (fast 503s when Mongo is down). */
   serverSelectionTimeoutMs?: number;
+  /**
+   * How long one operation (or a new connection) may wait for the server's answer before it fails.
+   * Unset: no limit, as the driver's default. A server behind a broken link sends no reset, so
+   * without it a request would wait until the link heals.
+   */
+  answerTimeoutMs?: number;
 }
 
 export class Catalog {
@@ -51,6 +57,7 @@ export class Catalog {
   static async connect(url: string, options: CatalogOptions = {}): Promise<Catalog> {
     const connection = mongoose.createConnection(url, {
       serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? 3000,
+      ...(options.answerTimeoutMs ? { socketTimeoutMS: options.answerTimeoutMs, connectTimeoutMS: options.answerTimeoutMs } : {}),
       // Commands fail instead of queueing forever while the server is away.
       bufferCommands: false,
       autoIndex: false,

@@ -1,5 +1,6 @@
 // The front door: thin Express app that validates, authenticates and hands work to the queues.
 import express, { type Express } from 'express';
+import { answerDeadline } from './middleware/answer-deadline.js';
 import { KeyCache } from './middleware/auth.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { requestContext, requestLogger } from './middleware/request-context.js';
@@ -24,6 +25,7 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   app.use(requestContext(deps.log, begin));
   const metrics = createFrontDoorMetrics(deps);
   app.use(metrics.middleware);
+  app.use(answerDeadline(deps.config.jobTimeoutMs));
 
   // The routes that exist and the document that lists them come from the same options and tables.
   const options = routeOptions(deps.config);

@@ -17,6 +17,14 @@ import { HitMemo } from './services/hit-memo.js';
 import { ImageCache } from './services/image-cache.js';
 import type { WebDeps } from './web-deps.js';
 
+/**
+ * A catalog or Redis command of the front door not answered within this fails (503 with
+ * Retry-After). A data host behind a broken link sends no reset: without a limit a caller would
+ * wait until the link heals. Front-door commands are single-document reads and writes, answered
+ * in milliseconds when the link works (docs/operations.md, cluster figures).
+ */
+const BACKEND_ANSWER_TIMEOUT_MS = 3_000;
+
 export class FrontDoor {
   private server: http.Server | null = null;
   private deps: WebDeps | null = null;
@@ -26,10 +34,10 @@ export class FrontDoor {
 
   async start(): Promise<{ port: number; deps: WebDeps }> {
     const { config, log } = this;
-    const catalog = await Catalog.connect(config.mongoUrl);
+    const catalog = await Catalog.connect(config.mongoUrl, { answerTimeoutMs: BACKEND_ANSWER_TIMEOUT_MS });
     for (const seed of parseKeySeed(config.apiKeysSeed)) await seedCredential(catalog, seed.userId, seed.key, seed.secret, seed.plan);
     const storage = createStorage(config);
-    const redis = createQueueConnection(config.redisUrl);
+    const redis = createQueueConnection(config.redisUrl, { commandTimeout: BACKEND_ANSWER_TIMEOUT_MS });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
     await new Promise<void>((resolve, reject) => {
       if (redis.status === 'ready') return resolve();

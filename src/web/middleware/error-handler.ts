@@ -45,9 +45,11 @@ function isInfrastructureError(e: { name?: string; message?: string; code?: stri
   const name = e.name ?? '';
   const message = e.message ?? '';
   return (
+    // The driver's network errors include names without the prefix (PoolClearedOnNetworkError).
     name.startsWith('Mongo') ||
+    name.startsWith('PoolCleared') ||
     name === 'MaxRetriesPerRequestError' ||
-    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|enableOfflineQueue/.test(message)
+    /Stream isn't writeable|Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|enableOfflineQueue/.test(message)
   );
 }
 
@@ -66,6 +68,8 @@ export function renderError(err: ServiceError, res: Response): void {
 }
 
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+  // Already answered in full (the answer deadline's 503): the late handler's error or answer is dropped.
+  if (res.writableEnded) return;
   const serviceError = toServiceError(err);
   if (serviceError.status >= 500) {
     req.log?.error({ err, reqId: req.id }, 'request failed');
