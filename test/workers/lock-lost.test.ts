@@ -4,8 +4,7 @@
 // is taken away here by deleting its key in the real Redis while a slow job renders.
 import { Redis } from 'ioredis';
 import { expect } from 'chai';
-import { JOB_OUTCOMES_CHANNEL, parseJobOutcome } from '../../src/jobs/job-outcomes.js';
-import { REDIS_PREFIX } from '../../src/jobs/queue-names.js';
+import { JOB_OUTCOMES_CHANNEL, parseJobOutcome, REDIS_PREFIX } from '../../src/jobs/job-contract.js';
 import { jpeg } from '../fixtures/images.js';
 import { request, upload } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
