@@ -17,7 +17,7 @@ export * from './formats.js';
 export type { ParamDefinition, ParamValue, PathSet, Size, TransformPlan, WatermarkSource } from './transform-param.js';
 export { FIT_VALUES, GRAVITY_VALUES, COMPASS_GRAVITIES, type FitMode, type ResolvedFit, type Gravity, type CompassGravity } from './operations/size.js';
 export { FLIP_VALUES, parseCrop, type CropRect } from './operations/geometry.js';
-export { FORMAT_VALUES, OPT_QUALITY } from './operations/output.js';
+export { FORMAT_VALUES, AUTO_QUALITY_VARIANTS, searchesQuality, jpegBackground, type AutoQualityVariant } from './operations/output.js';
 export type { WatermarkPlan } from './operations/watermark.js';
 export type { FocusPoint } from './focus.js';
 

@@ -181,7 +181,7 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   // The worker reports what it stored: the responder needs no stat.
-  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
+  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: result.metadata ?? {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
   deps.derivatives.remember(object);
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false, object };
 }
