@@ -3,6 +3,7 @@
 import sharp, { type OutputInfo, type Sharp, type SharpOptions } from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
 import { readJpegHeader } from './jpeg-header.js';
+import { detectFaces as detectFacesOf } from './preview.js';
 import { chooseQuality } from './auto-quality.js';
 import { FORMAT_MIME, PIXEL_STEPS, jpegBackground, searchesQuality, type TransformPlan } from './params.js';
 import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, Size, Stage } from './transform-param.js';
@@ -47,6 +48,8 @@ function fromRaw(raw: RawPixels): Sharp {
 
 const load = (input: Buffer, options: SharpOptions): Sharp => sharp(input, options);
 
+const detectFaces = (raw: RawPixels) => detectFacesOf(fromRaw(raw));
+
 /** The plan's pixel steps of one stage, in registry order. */
 function stepsOf(plan: TransformPlan, stage: Stage): AnyParamHandler[] {
   return PIXEL_STEPS.filter((p) => p.stage === stage && p.applies!(plan));
@@ -65,7 +68,7 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   let srgb = await isSrgbSource(input);
   let image: Sharp;
   let sourceSize: () => Promise<Size>;
-  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw };
+  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw, detectFaces };
   const decode = stepsOf(plan, 'decode');
   const geometry = stepsOf(plan, 'geometry');
   if (decode.length + geometry.length > 0) {

@@ -117,6 +117,8 @@ export interface ApplyContext {
   load(input: Buffer, options: SharpOptions): Sharp;
   materialise(image: Sharp): Promise<RawPixels>;
   fromRaw(raw: RawPixels): Sharp;
+  /** Face boxes (0-1) of materialised pixels, by the worker's face detector (faces unknown at upload). */
+  detectFaces(raw: RawPixels): Promise<{ x: number; y: number; w: number; h: number }[]>;
 }
 
 /** How the value enters the plan and its part of the derivative key. */

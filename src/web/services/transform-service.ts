@@ -140,9 +140,14 @@ export async function prepareTransform(
     plan.focus = facesFocus(image.preview?.faces);
     if (!plan.focus) plan.gravity = 'attention';
   }
+  if ((plan.blurFaces !== undefined || plan.pixelateFaces !== undefined) && image.preview) {
+    // The upload's faces (their boxes belong to the version, which the key names); an image
+    // without a preview has its faces detected at render.
+    plan.faces = image.preview.faces.map(({ x, y, w, h }) => ({ x, y, w, h }));
+  }
   if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
-  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
+  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined) plan.animated = true;
   options.adjust?.(plan);
   return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
 }
