@@ -4,7 +4,7 @@
 // quality from the stored object's metadata, which the stat that every hit makes already returns:
 // hits cost what they did.
 //
-//   npm run build && node dist/scripts/bench-auto-quality.js [--rounds 2]
+//   npm run build && node dist/scripts/bench-auto-quality.js [--rounds 2] [--formats jpeg,webp,avif]
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ import { renderDerivative } from '../src/imaging/pipeline.js';
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '2' },
+    formats: { type: 'string', default: 'jpeg,webp,avif' },
     corpus: { type: 'string', default: new URL('../../test/fixtures/corpus', import.meta.url).pathname },
   },
 });
@@ -41,7 +42,7 @@ async function cost(format: 'webp' | 'jpeg' | 'avif', q: TransformRequest['q']):
 
 console.log(`q=auto vs q=80 misses, ${inputs.length} images at width 1200, ${rounds} rounds (CPU ms per image)`);
 console.log('format  q=80 ms  auto ms  ratio   q=80 bytes  auto bytes');
-for (const format of ['jpeg', 'webp', 'avif'] as const) {
+for (const format of values.formats.split(',') as ('jpeg' | 'webp' | 'avif')[]) {
   let fixed = 0, auto = 0, fixedBytes = 0, autoBytes = 0;
   for (let r = 0; r < rounds; r++) {
     const a = await cost(format, 80);

@@ -24,6 +24,8 @@ const TYPICAL_SLOPE = 0.0005;
  */
 const ONE_SIDED_MARGIN = 0.004;
 const LAST_PROBE_MARGIN = 0.001;
+/** A passing probe this close to the target is taken at once: a lower quality would save little. */
+const CLOSE_ENOUGH = 0.0015;
 export const MAX_ENCODES = 4;
 
 export interface EncodedCandidate {
@@ -88,7 +90,9 @@ export async function chooseQuality<E extends EncodedCandidate>(
     const lastChance = probes.length === MAX_ENCODES - 1 && !probes.some((p) => p.ssim >= target);
     if (lastChance) quality = range.max;
     const encoded = await encode(quality);
-    probes.push({ quality, ssim: lumaSsim(reference, encoded.decoded), encoded });
+    const ssim = lumaSsim(reference, encoded.decoded);
+    probes.push({ quality, ssim, encoded });
+    if (ssim >= target && ssim - target < CLOSE_ENOUGH) break;
     quality = nextQuality(probes, target, range, probes.length === MAX_ENCODES - 1);
   }
   const passing = probes.filter((p) => p.ssim >= target).sort((a, b) => a.quality - b.quality);
