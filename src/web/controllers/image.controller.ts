@@ -192,16 +192,20 @@ function consumer(limit: RequestHandler) {
     });
 }
 
+/** The image `:image_id` names; an unknown one counts toward the per-IP limit (known ones are free). */
+async function findPublicImage(deps: WebDeps, req: Request, res: Response, consume: (req: Request, res: Response) => Promise<void>): Promise<ImageDoc> {
+  try {
+    return await findImageById(deps, String(req.params.image_id));
+  } catch (err) {
+    await consume(req, res);
+    throw err;
+  }
+}
+
 export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: RequestHandler) {
   const consume = consumer(limit);
   return async (req: Request, res: Response) => {
-    let image: ImageDoc;
-    try {
-      image = await findImageById(deps, String(req.params.image_id));
-    } catch (err) {
-      await consume(req, res);
-      throw err;
-    }
+    const image = await findPublicImage(deps, req, res, consume);
     let query = res.locals.query as SetBQuery;
     const given = givenNames(req);
     const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
@@ -238,14 +242,7 @@ async function infoOf(deps: WebDeps, image: ImageDoc) {
 export function cdnInfoController(deps: WebDeps, limit: RequestHandler) {
   const consume = consumer(limit);
   return async (req: Request, res: Response) => {
-    let image: ImageDoc;
-    try {
-      image = await findImageById(deps, String(req.params.image_id));
-    } catch (err) {
-      await consume(req, res);
-      throw err;
-    }
-    res.json(await infoOf(deps, image));
+    res.json(await infoOf(deps, await findPublicImage(deps, req, res, consume)));
   };
 }
 
