@@ -259,6 +259,8 @@ export interface DerivativeRecord {
   bytes: number;
   contentType: string;
   origin: DerivativeOrigin;
+  /** The encoder quality q=auto chose. */
+  quality?: number;
 }
 
 /**
@@ -302,7 +304,7 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
     const ops: mongo.AnyBulkWriteOperation<DerivativeDoc>[] = liveRecords.map((r) => ({
       updateOne: {
         filter: { _id: r.key },
-        update: { $setOnInsert: { userId: r.userId, imageId: new Types.ObjectId(r.imageId), bytes: r.bytes, contentType: r.contentType, origin: r.origin, createdAt } },
+        update: { $setOnInsert: { userId: r.userId, imageId: new Types.ObjectId(r.imageId), bytes: r.bytes, contentType: r.contentType, origin: r.origin, ...(r.quality !== undefined ? { quality: r.quality } : {}), createdAt } },
         upsert: true,
       },
     }));

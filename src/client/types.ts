@@ -71,7 +71,7 @@ export interface SrcsetOptions {
   /** Widths in the order wanted (default 400, 800, 1200). */
   widths?: number[];
   f?: FormatParam;
-  q?: number;
+  q?: TransformParams['q'];
   /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
   sizes?: string;
   /** Seconds the signed URLs stay valid (a signed `exp`); without it they do not expire. */

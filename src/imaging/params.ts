@@ -10,6 +10,7 @@ import * as effects from './operations/effects.js';
 import * as geometry from './operations/geometry.js';
 import * as watermark from './operations/watermark.js';
 import * as request from './operations/request.js';
+import * as privacy from './operations/privacy.js';
 import { FORMAT_EXTENSION } from './formats.js';
 import { quantize, type ParamDefinition, type AnyParamHandler, type ParamValue, type PathSet, type PlanContext, type TransformPlan } from './transform-param.js';
 
@@ -17,7 +18,7 @@ export * from './formats.js';
 export type { ParamDefinition, ParamValue, PathSet, Size, TransformPlan, WatermarkSource } from './transform-param.js';
 export { FIT_VALUES, GRAVITY_VALUES, COMPASS_GRAVITIES, type FitMode, type ResolvedFit, type Gravity, type CompassGravity } from './operations/size.js';
 export { FLIP_VALUES, parseCrop, type CropRect } from './operations/geometry.js';
-export { FORMAT_VALUES, OPT_QUALITY } from './operations/output.js';
+export { FORMAT_VALUES, AUTO_QUALITY_VARIANTS, searchesQuality, jpegBackground, type AutoQualityVariant } from './operations/output.js';
 export type { WatermarkPlan } from './operations/watermark.js';
 export type { FocusPoint } from './focus.js';
 
@@ -53,6 +54,8 @@ export const TRANSFORM_PARAMS = [
   watermark.wm_opacity,
   watermark.wm_scale,
   request.v,
+  privacy.blur_faces,
+  privacy.pixelate_faces,
 ] as const;
 
 type ParamEntry = (typeof TRANSFORM_PARAMS)[number];

@@ -1,9 +1,11 @@
 // plan → sharp pipeline → encoded bytes: the registry's pixel steps, stage by stage (see Stage in
 // transform-param.ts). Runs in worker processes only.
-import sharp, { type Sharp, type SharpOptions } from 'sharp';
+import sharp, { type OutputInfo, type Sharp, type SharpOptions } from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
 import { readJpegHeader } from './jpeg-header.js';
-import { FORMAT_MIME, PIXEL_STEPS, type TransformPlan } from './params.js';
+import { detectFaces as detectFacesOf } from './preview.js';
+import { chooseQuality } from './auto-quality.js';
+import { FORMAT_MIME, PIXEL_STEPS, jpegBackground, searchesQuality, type TransformPlan } from './params.js';
 import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, Size, Stage } from './transform-param.js';
 
 export type { EncoderSettings, RenderInputs } from './transform-param.js';
@@ -20,6 +22,8 @@ export interface RenderedImage {
   width: number;
   height: number;
   contentType: string;
+  /** The quality q=auto chose (absent when the plan's number was used). */
+  quality?: number;
 }
 
 /**
@@ -44,6 +48,8 @@ function fromRaw(raw: RawPixels): Sharp {
 
 const load = (input: Buffer, options: SharpOptions): Sharp => sharp(input, options);
 
+const detectFaces = (raw: RawPixels) => detectFacesOf(fromRaw(raw));
+
 /** The plan's pixel steps of one stage, in registry order. */
 function stepsOf(plan: TransformPlan, stage: Stage): AnyParamHandler[] {
   return PIXEL_STEPS.filter((p) => p.stage === stage && p.applies!(plan));
@@ -62,7 +68,7 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   let srgb = await isSrgbSource(input);
   let image: Sharp;
   let sourceSize: () => Promise<Size>;
-  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw };
+  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw, detectFaces };
   const decode = stepsOf(plan, 'decode');
   const geometry = stepsOf(plan, 'geometry');
   if (decode.length + geometry.length > 0) {
@@ -89,19 +95,40 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   image = await run(image, [...stepsOf(plan, 'resize'), ...stepsOf(plan, 'effects')], plan, ctx);
   if (!srgb) image = image.toColourspace('srgb');
   image = await run(image, stepsOf(plan, 'composite'), plan, ctx);
+  if (searchesQuality(plan)) return renderAutoQuality(image, plan, ctx);
   image = await run(image, stepsOf(plan, 'encode'), plan, ctx);
+  const { data, info } = await encode(image, settings);
+  // An animated output reports the height of all frames stacked; its frame height is pageHeight.
+  const height = plan.animated && info.pageHeight ? info.pageHeight : info.height;
+  return { buffer: data, width: info.width, height, contentType: FORMAT_MIME[plan.format] };
+}
+
+/** Runs the pipeline to bytes within the render deadline. */
+async function encode(image: Sharp, settings: EncoderSettings): Promise<{ data: Buffer; info: OutputInfo }> {
   const timeoutSeconds = settings.timeoutSeconds ?? 0;
   if (timeoutSeconds > 0) image = image.timeout({ seconds: timeoutSeconds });
-  let output;
   try {
-    output = await image.toBuffer({ resolveWithObject: true });
+    return await image.toBuffer({ resolveWithObject: true });
   } catch (err) {
     const timedOut = timeoutSeconds > 0 && err instanceof Error ? /^timeout: (\d+)% complete/.exec(err.message) : null;
     if (timedOut) throw new RenderTimeoutError(timeoutSeconds, Number(timedOut[1]));
     throw err;
   }
-  const { data, info } = output;
-  // An animated output reports the height of all frames stacked; its frame height is pageHeight.
-  const height = plan.animated && info.pageHeight ? info.pageHeight : info.height;
-  return { buffer: data, width: info.width, height, contentType: FORMAT_MIME[plan.format] };
+}
+
+/**
+ * q=auto: the finished pixels are materialised once (flattened first for JPEG, as its encoder
+ * does), each candidate quality is encoded from them and decoded again, and the chosen
+ * candidate's bytes are the output (no further encode).
+ */
+async function renderAutoQuality(image: Sharp, plan: TransformPlan, ctx: ApplyContext): Promise<RenderedImage> {
+  const finished = await materialise(plan.format === 'jpeg' ? image.flatten({ background: jpegBackground(plan) }) : image);
+  const reference = await materialise(fromRaw(finished).ensureAlpha());
+  const encodeAt = async (quality: number) => {
+    const encoded = await encode(await run(fromRaw(finished), stepsOf(plan, 'encode'), { ...plan, quality }, ctx), ctx.settings);
+    const decoded = await materialise(sharp(encoded.data).ensureAlpha());
+    return { buffer: encoded.data, decoded };
+  };
+  const chosen = await chooseQuality(plan.format as Exclude<TransformPlan['format'], 'png'>, plan.autoQuality!, reference, encodeAt);
+  return { buffer: chosen.encoded.buffer, width: finished.info.width, height: finished.info.height, contentType: FORMAT_MIME[plan.format], quality: chosen.quality };
 }

@@ -141,28 +141,40 @@ export async function describeImage(bytes: Buffer, maxInputPixels: number): Prom
     .toBuffer({ resolveWithObject: true });
   // The detector runs on its own thread, the LQIP (a libvips WebP encode) on libuv's; this thread
   // reduces the ThumbHash copy meanwhile and stays free for the job's other calls.
-  const pixels = { data, width: info.width, height: info.height, channels: 4 as const };
-  // Without the thread (it died or did not answer), on this thread; without faces if that fails
-  // too: the placeholders are still worth storing.
-  const detecting = detectFacesInPhotoOffThread(pixels)
-    .catch(() => detectFacesInPhoto(pixels))
-    .catch(() => []);
+  const detecting = facesIn({ data, width: info.width, height: info.height });
   const lqiping = lqipOf(sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }));
   const thumb = reduceRgba(data, info.width, info.height, THUMBHASH_SIDE);
   const thumbhash = Buffer.from(rgbaToThumbHash(thumb.width, thumb.height, thumb.data)).toString('base64');
-  const faces = await detecting;
   return {
-    faces: faces.map((f) => ({
-      x: clamp01(f.box.x / info.width),
-      y: clamp01(f.box.y / info.height),
-      w: clamp01(f.box.width / info.width),
-      h: clamp01(f.box.height / info.height),
-      score: Math.round(f.confidence * 1000) / 1000,
-    })),
+    faces: await detecting,
     thumbhash,
     dominantColor: dominantColour(thumb.data),
     lqip: await lqiping,
   };
+}
+
+/**
+ * Face boxes (0-1, with scores) of RGBA pixels at most DETECTION_SIDE px. Off-thread; without the
+ * thread (it died or did not answer), on this thread; none if that fails too.
+ */
+export async function facesIn(rgba: { data: Buffer; width: number; height: number }): Promise<ImagePreview['faces']> {
+  const pixels = { ...rgba, channels: 4 as const };
+  const faces = await detectFacesInPhotoOffThread(pixels)
+    .catch(() => detectFacesInPhoto(pixels))
+    .catch(() => []);
+  return faces.map((f) => ({
+    x: clamp01(f.box.x / rgba.width),
+    y: clamp01(f.box.y / rgba.height),
+    w: clamp01(f.box.width / rgba.width),
+    h: clamp01(f.box.height / rgba.height),
+    score: Math.round(f.confidence * 1000) / 1000,
+  }));
+}
+
+/** Face boxes of any decoded pixels (reduced to DETECTION_SIDE first), as at upload. */
+export async function detectFaces(image: Sharp): Promise<ImagePreview['faces']> {
+  const { data, info } = await image.resize(DETECTION_SIDE, DETECTION_SIDE, { fit: 'inside', withoutEnlargement: true }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return facesIn({ data, width: info.width, height: info.height });
 }
 
 function clamp01(v: number): number {

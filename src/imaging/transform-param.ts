@@ -16,6 +16,8 @@ export interface ParamDefinition {
   /** Integers only: allowed values are multiples of this (rot: 0, 90, 180, 270). */
   multipleOf?: number;
   enum?: readonly string[];
+  /** Numbers only: words accepted besides a number in range (q's `auto`). */
+  keywords?: readonly string[];
   /** Strings without an enum: the shape of a value (JSON Schema pattern). */
   pattern?: string;
   /** Shown in the OpenAPI document and the playground for free-form strings. */
@@ -37,7 +39,9 @@ export interface ParamDefinition {
 /** The value type of one definition: its enum's members, a number, a boolean or a string. */
 export type ParamValue<P extends ParamDefinition> = P extends { enum: readonly (infer E)[] }
   ? E
-  : P['type'] extends 'integer' | 'number'
+  : P extends { keywords: readonly (infer K)[] }
+    ? number | K
+    : P['type'] extends 'integer' | 'number'
     ? number
     : P['type'] extends 'boolean'
       ? boolean
@@ -113,6 +117,8 @@ export interface ApplyContext {
   load(input: Buffer, options: SharpOptions): Sharp;
   materialise(image: Sharp): Promise<RawPixels>;
   fromRaw(raw: RawPixels): Sharp;
+  /** Face boxes (0-1) of materialised pixels, by the worker's face detector (faces unknown at upload). */
+  detectFaces(raw: RawPixels): Promise<{ x: number; y: number; w: number; h: number }[]>;
 }
 
 /** How the value enters the plan and its part of the derivative key. */

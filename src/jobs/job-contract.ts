@@ -96,6 +96,8 @@ export interface TransformResult {
   /** Validators of the stored derivative (as storage.stat reports them): the front door then skips a stat. */
   etag: string;
   updatedAt: string;
+  /** The stored object's custom metadata (q=auto's chosen quality). */
+  metadata: Record<string, string>;
 }
 
 export interface PassportJobData {

@@ -41,6 +41,23 @@ function toIssue(location: Location, err: ErrorObject): ValidationIssue {
   return { loc: [location, ...path], msg, type };
 }
 
+/**
+ * A value matching none of an anyOf's branches (q: a number or auto) is one issue: the first
+ * branch's type, the branches' messages joined ("must be >= 1 or must be one of: auto, …").
+ */
+function withUnionsMerged(errors: ErrorObject[], location: Location): ValidationIssue[] {
+  const branchesOf = (union: ErrorObject) => errors.filter((e) => e !== union && e.schemaPath.startsWith(union.schemaPath.replace(/\/anyOf$/, '/anyOf/')));
+  const unions = errors.filter((e) => e.keyword === 'anyOf');
+  const inUnion = new Set(unions.flatMap(branchesOf));
+  return errors
+    .filter((e) => !inUnion.has(e))
+    .map((e) => {
+      if (e.keyword !== 'anyOf') return toIssue(location, e);
+      const branches = branchesOf(e).map((b) => toIssue(location, b));
+      return branches.length > 0 ? { loc: branches[0].loc, msg: branches.map((b) => b.msg).join(' or '), type: branches[0].type } : toIssue(location, e);
+    });
+}
+
 export interface CompiledSchema<T> {
   schema: object;
   /** Coerces in place and returns the value, or the list of every problem found. */
@@ -54,7 +71,7 @@ export function compile<T>(schema: object): CompiledSchema<T> {
     check(data, location) {
       if (fn(data)) return { ok: true, value: data as T };
       const seen = new Set<string>();
-      const issues = (fn.errors ?? []).map((e) => toIssue(location, e)).filter((i) => {
+      const issues = withUnionsMerged(fn.errors ?? [], location).filter((i) => {
         const k = JSON.stringify(i.loc) + i.type;
         if (seen.has(k)) return false;
         seen.add(k);

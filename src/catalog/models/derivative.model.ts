@@ -11,6 +11,8 @@ export interface DerivativeDoc {
   contentType: string;
   /** Which route created it; public /cdn/{id} and demo derivatives are capped per image, each on its own. */
   origin: DerivativeOrigin;
+  /** The encoder quality q=auto chose (absent for a quality the request named). */
+  quality?: number;
   createdAt: Date;
 }
 
@@ -22,6 +24,7 @@ const derivativeSchema = new Schema<DerivativeDoc>(
     bytes: { type: Number, required: true },
     contentType: { type: String, required: true },
     origin: { type: String, required: true, default: 'api' },
+    quality: { type: Number },
   },
   { timestamps: { createdAt: true, updatedAt: false }, versionKey: false },
 );

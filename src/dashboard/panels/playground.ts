@@ -23,7 +23,8 @@ function rangeText(p: ParamDefinition): string {
   if (p.enum) return `One of ${p.enum.join(', ')}.`;
   if (p.type === 'string') return p.example ? `For example ${p.example}.` : '';
   if (p.type === 'boolean') return 'On or off.';
-  return `${p.minimum} to ${p.maximum}.`;
+  const words = p.keywords ? `, or ${p.keywords.join(', ')}` : '';
+  return `${p.minimum} to ${p.maximum}${words}.`;
 }
 
 function control(p: ParamDefinition): HTMLElement {
@@ -68,6 +69,17 @@ function control(p: ParamDefinition): HTMLElement {
     apply.checked = true;
     schedule();
   });
+  if (p.keywords) {
+    // A number or one of its words (q=auto): the word, when chosen, wins over the slider.
+    const word = h('select', { id: `pg-${p.name}-word`, 'aria-label': `${p.name} word` });
+    word.append(new Option('number', ''));
+    for (const w of p.keywords) word.append(new Option(w, w));
+    word.addEventListener('change', () => {
+      apply.checked = true;
+      schedule();
+    });
+    return h('div', { class: 'param', 'data-param': p.name }, h('span', { class: 'param-name' }, apply, name), range, h('span', {}, num, word), help);
+  }
   return h('div', { class: 'param', 'data-param': p.name }, h('span', { class: 'param-name' }, apply, name), range, num, help);
 }
 
@@ -80,6 +92,7 @@ function currentParams(): ImageParams {
     if (p.type === 'boolean') out[p.name] = true;
     else if (p.enum) out[p.name] = $<HTMLSelectElement>(`pg-${p.name}`).value;
     else if (p.type === 'string') out[p.name] = $<HTMLInputElement>(`pg-${p.name}`).value;
+    else if (p.keywords && $<HTMLSelectElement>(`pg-${p.name}-word`).value !== '') out[p.name] = $<HTMLSelectElement>(`pg-${p.name}-word`).value;
     else out[p.name] = Number($<HTMLInputElement>(`pg-${p.name}`).value);
   }
   return out as ImageParams;

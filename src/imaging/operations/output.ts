@@ -1,17 +1,39 @@
 // The encoded output: q, f (its step is the encoder), opt.
 import { negotiateFormat, type OutputFormat } from '../formats.js';
-import { defineParam } from '../transform-param.js';
+import { defineParam, type TransformPlan } from '../transform-param.js';
 
 export const FORMAT_VALUES = ['auto', 'webp', 'avif', 'jpeg', 'jpg', 'png'] as const;
 
-/** Per-format quality used by opt=true, chosen for similar perceived quality (see README). */
-export const OPT_QUALITY: Record<OutputFormat, number> = { jpeg: 78, webp: 75, avif: 56, png: 100 };
-
 const DEFAULT_QUALITY = 80;
+
+/** q=auto's variants: how close to the unencoded pixels the output stays (targets in auto-quality.ts). */
+export const AUTO_QUALITY_VARIANTS = ['best', 'good', 'eco'] as const;
+export type AutoQualityVariant = (typeof AUTO_QUALITY_VARIANTS)[number];
+/** The variant plain `q=auto` (and opt=true) means. */
+const DEFAULT_AUTO_VARIANT: AutoQualityVariant = 'good';
+const AUTO_KEYWORDS = ['auto', ...AUTO_QUALITY_VARIANTS.map((v) => `auto:${v}` as const)] as const;
+
+/** What a JPEG's transparent pixels become: bg, else white. */
+export function jpegBackground(plan: TransformPlan): string {
+  return `#${plan.bg ?? 'ffffff'}`;
+}
+
+/** Whether q=auto chooses this output's quality (PNG is lossless: its q is the number as before). */
+function autoQualityApplies(plan: TransformPlan): boolean {
+  return plan.autoQuality !== undefined && plan.format !== 'png';
+}
+
+/** Whether the worker searches the quality (an animation is encoded at the default quality). */
+export function searchesQuality(plan: TransformPlan): boolean {
+  return autoQualityApplies(plan) && plan.animated !== true;
+}
 
 declare module '../transform-param.js' {
   interface TransformPlan {
+    /** The encoder quality; with autoQuality, the search's starting bounds ignore it. */
     quality: number;
+    /** q=auto: the worker picks the lowest quality meeting this variant's perceptual target. */
+    autoQuality?: AutoQualityVariant;
     format: OutputFormat;
     opt: boolean;
     /** The source has several frames and the output keeps them (WebP); decided by the front door. */
@@ -20,12 +42,18 @@ declare module '../transform-param.js' {
 }
 
 export const q = defineParam(
-  { name: 'q', type: 'integer', minimum: 1, maximum: 100, defaultA: DEFAULT_QUALITY, defaultB: DEFAULT_QUALITY, sets: ['A', 'B'], description: 'Encoder quality.' },
+  { name: 'q', type: 'integer', minimum: 1, maximum: 100, keywords: AUTO_KEYWORDS, defaultA: DEFAULT_QUALITY, defaultB: DEFAULT_QUALITY, sets: ['A', 'B'], description: 'Encoder quality, or auto[:best|good|eco]: the lowest quality that stays within a perceptual target.' },
   {
     resolve: (plan, value) => {
-      plan.quality = value ?? DEFAULT_QUALITY;
+      if (typeof value === 'string') {
+        plan.quality = DEFAULT_QUALITY;
+        plan.autoQuality = value === 'auto' ? DEFAULT_AUTO_VARIANT : (value.slice('auto:'.length) as AutoQualityVariant);
+      } else {
+        plan.quality = value ?? DEFAULT_QUALITY;
+      }
     },
-    key: (plan) => [['q', String(plan.quality)]],
+    // Numeric qualities keep their keys; auto is keyed by its variant (the chosen number depends on the pixels).
+    key: (plan) => [['q', autoQualityApplies(plan) ? `auto:${plan.autoQuality}` : String(plan.quality)]],
   },
 );
 
@@ -48,7 +76,7 @@ export const f = defineParam(
     apply: (image, plan, { settings }) => {
       switch (plan.format) {
         case 'jpeg':
-          return image.flatten({ background: `#${plan.bg ?? 'ffffff'}` }).jpeg({ quality: plan.quality, mozjpeg: plan.opt, progressive: plan.opt });
+          return image.flatten({ background: jpegBackground(plan) }).jpeg({ quality: plan.quality, mozjpeg: plan.opt, progressive: plan.opt });
         case 'png':
           return image.png({ compressionLevel: plan.opt ? 9 : 6, adaptiveFiltering: plan.opt, progressive: plan.opt });
         case 'webp':
@@ -65,11 +93,13 @@ function optimising(request: Readonly<Record<string, unknown>>, set: string): bo
 }
 
 export const opt = defineParam(
-  { name: 'opt', type: 'boolean', defaultB: false, sets: ['B'], description: 'Smart optimization: best accepted format, per-format perceptual quality, metadata stripped, progressive output.' },
+  { name: 'opt', type: 'boolean', defaultB: false, sets: ['B'], description: 'Smart optimization: best accepted format, q=auto unless q is given, metadata stripped, progressive output.' },
   {
     resolve: (plan, _value, request, ctx) => {
       plan.opt = optimising(request, ctx.set);
-      if (plan.opt) plan.quality = OPT_QUALITY[plan.format];
+      // opt chooses the quality (an explicit auto variant is kept); PNG is lossless at 100.
+      if (plan.opt && plan.format === 'png') plan.quality = 100;
+      else if (plan.opt) plan.autoQuality ??= DEFAULT_AUTO_VARIANT;
     },
     key: (plan) => (plan.opt ? [['opt', '1']] : []),
     // Read by f's encoder (mozjpeg, progressive, effort).

@@ -2,10 +2,12 @@
 import { MAX_SIDE, paramsFor, type ParamDefinition, type PathSet } from '../../imaging/params.js';
 
 function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> {
-  const s: Record<string, unknown> = { type: p.type, description: p.description };
-  if (p.minimum !== undefined) s.minimum = p.minimum;
-  if (p.maximum !== undefined) s.maximum = p.maximum;
-  if (p.multipleOf !== undefined) s.multipleOf = p.multipleOf;
+  const value: Record<string, unknown> = { type: p.type };
+  if (p.minimum !== undefined) value.minimum = p.minimum;
+  if (p.maximum !== undefined) value.maximum = p.maximum;
+  if (p.multipleOf !== undefined) value.multipleOf = p.multipleOf;
+  // A number or one of its words: the number branch first, so "80" is coerced to 80 as before.
+  const s: Record<string, unknown> = p.keywords ? { description: p.description, anyOf: [value, { type: 'string', enum: [...p.keywords] }] } : { ...value, description: p.description };
   if (p.enum) s.enum = [...p.enum];
   if (p.pattern !== undefined) s.pattern = p.pattern;
   if (p.example !== undefined) s.examples = [p.example];

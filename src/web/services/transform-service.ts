@@ -143,9 +143,14 @@ export async function prepareTransform(
     plan.focus = facesFocus(image.preview?.faces);
     if (!plan.focus) plan.gravity = 'attention';
   }
+  if ((plan.blurFaces !== undefined || plan.pixelateFaces !== undefined) && image.preview) {
+    // The upload's faces (their boxes belong to the version, which the key names); an image
+    // without a preview has its faces detected at render.
+    plan.faces = image.preview.faces.map(({ x, y, w, h }) => ({ x, y, w, h }));
+  }
   if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
-  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
+  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined) plan.animated = true;
   options.adjust?.(plan);
   return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
 }
@@ -190,7 +195,7 @@ export async function ensureDerivative(deps: WebDeps, prepared: PreparedTransfor
   const { jobId, data } = transformJob(prepared, origin);
   const result = await deps.jobs.run(QUEUE_NAMES.transform, data, { jobId, priority });
   // The worker reports what it stored: the responder needs no stat.
-  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
+  const object: StoredObject = { key: result.key, size: result.size, contentType: result.contentType, etag: result.etag, updatedAt: new Date(result.updatedAt), metadata: result.metadata ?? {}, cacheControl: DERIVATIVE_CACHE_CONTROL };
   deps.derivatives.remember(object);
   return { key: result.key, size: result.size, contentType: result.contentType, cached: false, object };
 }
