@@ -1,4 +1,6 @@
-// The passport-photo library's only entry (no HTTP, no queue; README.md beside it). Models load
+// The passport-photo library's entry (no HTTP, no queue; README.md beside it). Its one other
+// entry is specs.ts, the countries' rules as pure data: the front door validates and documents
+// with it and must not load this one, which pulls in sharp and MediaPipe. Models load
 // lazily once per process: warmUp() at worker start, closeModels() and closeEdgeThread() on
 // shutdown. The models and kernels run on the calling thread: use it in passport worker processes.
 export { processPassportPhoto, faceBoxFromFields, MAX_UPSCALE, SIGNIFICANT_FACE_RATIO } from './process-passport-photo.js';

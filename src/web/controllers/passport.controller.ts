@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
 import { QUEUE_NAMES, type PassportJobResult } from '../../jobs/job-contract.js';
 import { SafeFetchError, safeFetch } from '../../net/safe-fetch.js';
-import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/index.js';
+import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/specs.js';
 import { acceptsMime } from '../../imaging/params.js';
 import { passportUploadFields } from '../schemas/passport.schemas.js';
 import { sniffImageType } from '../services/sniff-image.js';

@@ -3,7 +3,7 @@
 // from the JSON Schemas the routes validate with. test/web/openapi.test.ts checks the document
 // against the Express routes in both directions.
 import { SIGNED_NAMES } from '../../imaging/signing-core.js';
-import { PASSPORT_COUNTRIES } from '../../passport/index.js';
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
 import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { routeTables } from '../routes/index.js';
 import { openApiPath, type RouteOptions } from '../routes/route-table.js';

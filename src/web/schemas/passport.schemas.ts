@@ -1,5 +1,5 @@
 // Passport demo inputs (spec 4.2, "Passport demo inputs").
-import { PASSPORT_COUNTRIES } from '../../passport/index.js';
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
 
 const faceCoordinate = (what: string) => ({ type: 'number', minimum: 0, maximum: 1, description: `Face box ${what}, normalized 0-1` });
 

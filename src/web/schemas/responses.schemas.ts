@@ -1,6 +1,6 @@
 // Response-body JSON Schemas (200/202 bodies and error shapes). Source of the OpenAPI document's
 // responses; test/web/openapi.test.ts checks real answers of the service against them.
-import { PASSPORT_COUNTRIES } from '../../passport/index.js';
+import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
 
 const url = { type: 'string', format: 'uri', minLength: 1, maxLength: 2083 };
 const dateTime = { type: 'string', format: 'date-time' };
