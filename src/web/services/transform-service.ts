@@ -5,6 +5,7 @@ import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js'
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
+import { outputSize } from '../../imaging/output-size.js';
 import { derivativeKey, formatFromExtension, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkPlan } from '../../imaging/params.js';
 import { presetBook } from './presets.js';
 import { QUEUE_NAMES } from '../../jobs/queue-names.js';
@@ -118,6 +119,13 @@ async function watermarkPlan(deps: WebDeps, image: ImageDoc, request: TransformR
   return { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version, gravity: request.wm_gravity ?? 'southeast', opacity: request.wm_opacity ?? 50, scale: request.wm_scale ?? 0.25 };
 }
 
+/** The output's size is known from the original's and the plan: too large a render is refused before any decoding. */
+function assertOutputWithin(image: ImageDoc, plan: TransformPlan, maxPixels: number): void {
+  const { width, height } = outputSize(image, plan);
+  if (width * height <= maxPixels) return;
+  throw new ServiceError('invalid_parameter', `The output would be ${width}×${height} = ${width * height} pixels; the maximum is ${maxPixels} (MAX_OUTPUT_PIXELS); ask for a smaller w, h, dpr or pad`);
+}
+
 export async function prepareTransform(
   deps: WebDeps,
   image: ImageDoc,
@@ -146,6 +154,7 @@ export async function prepareTransform(
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
   if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark) plan.animated = true;
   options.adjust?.(plan);
+  assertOutputWithin(image, plan, deps.config.maxOutputPixels);
   return { image, plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
 }
 
