@@ -9,6 +9,7 @@
 import fs, { constants as fsConstants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { durableFiles, writeAll } from '../durable-files.js';
 
 /** Largest body read or written with direct calls (1 MiB: ~0.1-0.3 ms on a local disk). */
 export const DIRECT_MAX_BYTES = 1024 * 1024;
@@ -25,7 +26,8 @@ export interface LocalFileIo {
   lstat(file: string): Promise<BigIntStats>;
   readText(file: string): Promise<string>;
   rename(from: string, to: string): Promise<void>;
-  mkdirp(folder: string): Promise<void>;
+  /** mkdir -p; returns the first folder it created (undefined when all existed). */
+  mkdirp(folder: string): Promise<string | undefined>;
   /** rm -f of one file. */
   remove(file: string): Promise<void>;
   /** The whole file, opened without following a link in its last component; null when not a regular file. */
@@ -46,9 +48,7 @@ export const threadPoolIo: LocalFileIo = {
   lstat: (file) => fsp.lstat(file, { bigint: true }),
   readText: (file) => fsp.readFile(file, 'utf8'),
   rename: (from, to) => fsp.rename(from, to),
-  mkdirp: async (folder) => {
-    await fsp.mkdir(folder, { recursive: true });
-  },
+  mkdirp: (folder) => fsp.mkdir(folder, { recursive: true }),
   remove: (file) => fsp.rm(file, { force: true }),
   async readRegularFile(file) {
     const handle = await fsp.open(file, READ_NOFOLLOW);
@@ -62,9 +62,8 @@ export const threadPoolIo: LocalFileIo = {
   async writeNew(file, bytes, sync, describe) {
     const handle = await fsp.open(file, 'wx', 0o644);
     try {
-      let offset = 0;
-      while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten;
-      if (sync) await handle.sync();
+      await writeAll(handle, bytes);
+      if (sync) await durableFiles.sync(handle);
       if (!describe) return undefined;
       return describeWritten(bytes.length, await handle.stat({ bigint: true }));
     } finally {
@@ -78,9 +77,7 @@ export const directIo: LocalFileIo = {
   lstat: async (file) => fs.lstatSync(file, { bigint: true }),
   readText: async (file) => fs.readFileSync(file, 'utf8'),
   rename: async (from, to) => fs.renameSync(from, to),
-  mkdirp: async (folder) => {
-    fs.mkdirSync(folder, { recursive: true });
-  },
+  mkdirp: async (folder) => fs.mkdirSync(folder, { recursive: true }),
   remove: async (file) => fs.rmSync(file, { force: true }),
   async readRegularFile(file) {
     const fd = fs.openSync(file, READ_NOFOLLOW);

@@ -14,7 +14,8 @@ import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:time
 import { MemoryStorageAdapter, plugins } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
 import { idKey } from '@push.rocks/smartmongo/dist_ts/congodb/engine/BsonKeys.js';
 import { encodeFrame, scanFrames } from './frames.js';
-import { inDir, listJournalDir, segmentName, snapshotName, syncDir } from './journal-files.js';
+import { durableFiles, renameDurably, writeFileSynced } from '../../durable-files.js';
+import { inDir, listJournalDir, segmentName, snapshotName } from './journal-files.js';
 import { JournalWriter } from './journal-writer.js';
 
 const { serialize, deserialize } = plugins.bson;
@@ -425,7 +426,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
           await rename(from, `${from}.set-aside`);
           setAside.push(`${from}.set-aside`);
         }
-        await syncDir(this.dir);
+        await durableFiles.syncDirectory(this.dir);
         report.corruption = { file, offset: scan.validLength, reason: scan.problem, setAside };
         this.log.error(report.corruption, 'catalog journal: damaged record before the end of the journal; replay stopped there');
         break;
@@ -543,10 +544,9 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       // What the snapshot shows must be durable in the journal too, or a crash could bring back
       // a state no acknowledged history led to.
       await writer.whenDurable(writer.position);
-      await handle.datasync();
+      await durableFiles.datasync(handle);
       await handle.close();
-      await rename(tmp, final);
-      await syncDir(this.dir);
+      await renameDurably(tmp, final);
     } catch (err) {
       await handle.close().catch(() => undefined);
       await rm(tmp, { force: true });
@@ -559,7 +559,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       segmentsRemoved++;
     }
     for (const old of listing.snapshots.filter((s) => s < seq)) await rm(inDir(this.dir, snapshotName(old)), { force: true });
-    await syncDir(this.dir);
+    await durableFiles.syncDirectory(this.dir);
     this.uncoveredFrom = coveredUpTo;
     this.snapshotBytes = bytes;
     const report: CompactionReport = { seq, documents, bytes, ms: performance.now() - started, longestSliceMs, longestSliceCpuMs, segmentsRemoved };
@@ -574,17 +574,7 @@ const ns = (db: string, c: string): string => `${db}\u0000${c}`;
 async function syncFile(file: string): Promise<void> {
   const handle = await open(file, 'r+');
   try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function writeFileSynced(target: string, data: Buffer): Promise<void> {
-  const handle = await open(target, 'w', 0o600);
-  try {
-    await handle.write(data);
-    await handle.sync();
+    await durableFiles.sync(handle);
   } finally {
     await handle.close();
   }
