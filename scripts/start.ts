@@ -68,7 +68,6 @@ async function main() {
         (migrated ? `; migrated ${migrated.documents} documents from ${migrated.file}` : '') +
         ')',
     );
-    if (loaded.corruption) say(`catalog   WARNING: journal damaged at ${loaded.corruption.file} byte ${loaded.corruption.offset}; later records set aside in ${loaded.corruption.setAside.join(', ')}`);
     cleanups.unshift(() => catalogServer.stop());
   }
 

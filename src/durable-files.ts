@@ -8,6 +8,8 @@ import fsp, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface DurableFiles {
+  /** open(2) of a file a durable write goes to (a test can make its writes short or failing). */
+  open(file: string, flags: string | number, mode?: number): Promise<FileHandle>;
   /** fsync(2): the file's bytes and metadata are on disk. */
   sync(handle: FileHandle): Promise<void>;
   /** fdatasync(2): the file's bytes (and its size) are on disk. */
@@ -17,6 +19,7 @@ export interface DurableFiles {
 }
 
 export const durableFiles: DurableFiles = {
+  open: (file, flags, mode) => fsp.open(file, flags, mode),
   sync: (handle) => handle.sync(),
   datasync: (handle) => handle.datasync(),
   async syncDirectory(dir) {
@@ -41,7 +44,7 @@ export async function writeAll(handle: FileHandle, data: Buffer): Promise<void> 
 
 /** Creates (or replaces) `file` with `data`, synced; its directory entry is made durable by the caller (renameDurably or syncDirectory). */
 export async function writeFileSynced(file: string, data: Buffer, mode = 0o600): Promise<void> {
-  const handle = await fsp.open(file, 'w', mode);
+  const handle = await durableFiles.open(file, 'w', mode);
   try {
     await writeAll(handle, data);
     await durableFiles.sync(handle);

@@ -60,7 +60,7 @@ export const threadPoolIo: LocalFileIo = {
     }
   },
   async writeNew(file, bytes, sync, describe) {
-    const handle = await fsp.open(file, 'wx', 0o644);
+    const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
       await writeAll(handle, bytes);
       if (sync) await durableFiles.sync(handle);

@@ -337,7 +337,7 @@ export class LocalStorage implements Storage {
       const sha256 = knownSha256 ?? createHash('sha256').update(body).digest('hex');
       return { file: (await this.io.writeNew(file, body, sync, true))!, sha256 };
     }
-    const handle = await open(file, 'wx', 0o644);
+    const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
       const hash = createHash('sha256');
       let size = 0;

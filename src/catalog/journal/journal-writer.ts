@@ -2,7 +2,7 @@
 // order) and made durable by one flusher with group commit: it takes everything appended so far,
 // writes it, fdatasyncs once and releases every waiter up to that position. While one flush is on
 // disk the next group collects, so a sync is shared by all commands that finished meanwhile.
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { durableFiles, writeAll } from '../../durable-files.js';
 import { inDir, segmentName } from './journal-files.js';
 
@@ -130,7 +130,7 @@ export class JournalWriter {
         await durableFiles.datasync(this.handle);
         await this.handle.close();
       }
-      this.handle = await open(inDir(this.dir, segmentName(segment)), 'a', 0o600);
+      this.handle = await durableFiles.open(inDir(this.dir, segmentName(segment)), 'a', 0o600);
       this.handleSegment = segment;
       // the new file's directory entry must be durable before anything in it is acknowledged
       await durableFiles.syncDirectory(this.dir);
