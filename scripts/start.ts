@@ -15,6 +15,7 @@ import { openQueue } from '../src/jobs/job-producer.js';
 import { replayJobRecords } from '../src/jobs/job-records.js';
 import { QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
 import { createQueueConnection } from '../src/jobs/redis-connection.js';
+import { mkdirDurably, renameDurably, writeFileSynced } from '../src/durable-files.js';
 import { createLogger } from '../src/logger.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import { startRedisServer } from './lib/redis-server.js';
@@ -33,7 +34,7 @@ function say(line: string) {
 }
 
 async function main() {
-  fs.mkdirSync(dataDir, { recursive: true });
+  await mkdirDurably(dataDir);
   env.LOCAL_STORAGE_DIR ??= path.join(dataDir, 'storage');
   const early = loadConfigOrExit(env); // fail fast on a bad variable before starting anything
 
@@ -176,7 +177,9 @@ async function devCredential(catalog: Catalog): Promise<string> {
     return `api key   ${saved.key} (user ${saved.userId}; secret in ${file})`;
   }
   const cred = await createCredential(catalog, 'demo', 'pro');
-  fs.writeFileSync(file, JSON.stringify({ userId: cred.userId, key: cred.key, secret: cred.secret }, null, 2), { mode: 0o600 });
+  // Printed to the user as their key: kept like any acknowledged write.
+  await writeFileSynced(`${file}.tmp`, Buffer.from(JSON.stringify({ userId: cred.userId, key: cred.key, secret: cred.secret }, null, 2)), 0o600);
+  await renameDurably(`${file}.tmp`, file);
   return `api key   ${cred.key} (user ${cred.userId}, new; saved with its secret in ${file})`;
 }
 

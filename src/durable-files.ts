@@ -53,17 +53,10 @@ export async function writeFileSynced(file: string, data: Buffer, mode = 0o600):
   }
 }
 
-/** rename(2), then the directories that changed are synced: the new name survives a power cut. */
+/** rename(2) within one folder, then the folder is synced: the new name survives a power cut. */
 export async function renameDurably(from: string, to: string): Promise<void> {
   await fsp.rename(from, to);
   await durableFiles.syncDirectory(path.dirname(to));
-  if (path.dirname(from) !== path.dirname(to)) await durableFiles.syncDirectory(path.dirname(from));
-}
-
-/** rm -f, then the directory is synced: the deletion survives a power cut. */
-export async function removeDurably(file: string): Promise<void> {
-  await fsp.rm(file, { force: true });
-  await durableFiles.syncDirectory(path.dirname(file));
 }
 
 /**

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import mongoose from 'mongoose';
 import { CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
-import { durableFiles, removeDurably, renameDurably, writeAll, writeFileSynced } from '../durable-files.js';
+import { durableFiles, renameDurably, writeAll, writeFileSynced } from '../durable-files.js';
 import { createLogger } from '../logger.js';
 import { DurableCongoServer } from './journal/durable-congo-server.js';
 import type { CompactionReport, JournalLoadReport, JournalLogger } from './journal/journaled-storage-adapter.js';
@@ -154,7 +154,8 @@ async function finishMigration(url: string, dataDir: string, legacyFile: string)
   // Imported through the driver, so every document is journaled like any other write.
   const summary = await importCatalogSnapshot(url, legacyFile);
   await renameDurably(legacyFile, `${legacyFile}.migrated`);
-  await removeDurably(path.join(dataDir, MIGRATION_MARKER));
+  // Once the JSON file is renamed the marker is never read again: its removal need not be durable.
+  await rm(path.join(dataDir, MIGRATION_MARKER));
   return summary;
 }
 

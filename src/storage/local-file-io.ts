@@ -5,7 +5,8 @@
 // thread and then the event loop, which at 10-20 calls per transform showed as ~1 ms of the
 // front door's and the worker's time per cache miss. Direct calls block the event loop for the
 // length of one system call on a local disk; bodies above DIRECT_MAX_BYTES (and streams, which
-// the driver writes itself) stay on the thread pool.
+// the driver writes itself) stay on the thread pool, and so does every write: each is fsynced, and
+// an fsync waits for the disk.
 import fs, { constants as fsConstants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -32,8 +33,8 @@ export interface LocalFileIo {
   remove(file: string): Promise<void>;
   /** The whole file, opened without following a link in its last component; null when not a regular file. */
   readRegularFile(file: string): Promise<Buffer | null>;
-  /** Creates `file` (never overwrites) with `bytes`; described (size, inode, mtime) when asked. */
-  writeNew(file: string, bytes: Buffer, sync: boolean, describe: boolean): Promise<WrittenFile | undefined>;
+  /** Creates `file` (never overwrites) with `bytes`, fsynced; described (size, inode, mtime) when asked. */
+  writeNew(file: string, bytes: Buffer, describe: boolean): Promise<WrittenFile | undefined>;
 }
 
 /** What the sidecar and etag need of a file just written. */
@@ -59,11 +60,11 @@ export const threadPoolIo: LocalFileIo = {
       await handle.close();
     }
   },
-  async writeNew(file, bytes, sync, describe) {
+  async writeNew(file, bytes, describe) {
     const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
       await writeAll(handle, bytes);
-      if (sync) await durableFiles.sync(handle);
+      await durableFiles.sync(handle);
       if (!describe) return undefined;
       return describeWritten(bytes.length, await handle.stat({ bigint: true }));
     } finally {
@@ -97,17 +98,6 @@ export const directIo: LocalFileIo = {
       fs.closeSync(fd);
     }
   },
-  async writeNew(file, bytes, sync, describe) {
-    // fsync waits for the disk: never on the event loop.
-    if (sync || bytes.length > DIRECT_MAX_BYTES) return threadPoolIo.writeNew(file, bytes, sync, describe);
-    const fd = fs.openSync(file, 'wx', 0o644);
-    try {
-      let offset = 0;
-      while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-      if (!describe) return undefined;
-      return describeWritten(bytes.length, fs.fstatSync(fd, { bigint: true }));
-    } finally {
-      fs.closeSync(fd);
-    }
-  },
+  // fsync waits for the disk: never on the event loop.
+  writeNew: (file, bytes, describe) => threadPoolIo.writeNew(file, bytes, describe),
 };

@@ -10,11 +10,11 @@
 // writer, without any cross-process lock.
 import { createHash, randomUUID } from 'node:crypto';
 import { constants as fsConstants, type BigIntStats } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
-import { durableFiles, syncCreatedFolders, writeAll } from '../durable-files.js';
+import { durableFiles, mkdirDurably, syncCreatedFolders, writeAll } from '../durable-files.js';
 import { describeWritten, directIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
 import { clampLimit, walkKeys } from './local-key-walk.js';
 import { contentEtag, DEFAULT_CONTENT_TYPE, parseSidecar, SHA256_HEX, sidecarPath, type Sidecar } from './local-sidecar.js';
@@ -79,16 +79,18 @@ export class LocalStorage implements Storage {
     let placedSidecar: string | undefined;
     let placedData = false;
     try {
-      // Data and sidecar are fsynced before they are renamed into place, unless the caller can re-create them.
-      const sync = options.durable !== false;
+      // Data and sidecar are always fsynced before they are renamed into place: a name that
+      // survives a power cut never shows torn or empty bytes. The folders are synced after the
+      // renames only when the caller cannot re-create the object.
+      const syncNames = options.durable !== false;
       if (options.sha256 !== undefined && !(Buffer.isBuffer(body) && SHA256_HEX.test(options.sha256))) {
         throw new TypeError('put: sha256 must be the hex SHA-256 of a Buffer body');
       }
-      const hashed = await this.writeNewFile(tempData, body, sync, options.sha256).catch(async (err: unknown) => {
+      const hashed = await this.writeNewFile(tempData, body, options.sha256).catch(async (err: unknown) => {
         // The temp folder is made at start; made again if it was removed since.
         if (!isFsError(err, 'ENOENT')) throw err;
         await this.io.mkdirp(tempDir);
-        return this.writeNewFile(tempData, body, sync, options.sha256);
+        return this.writeNewFile(tempData, body, options.sha256);
       });
       const written = hashed.file;
       const sidecar: Sidecar = {
@@ -99,11 +101,11 @@ export class LocalStorage implements Storage {
         size: written.size,
       };
       placedSidecar = this.sidecarPath(key, written.inode);
-      const sidecarPlaced = this.io.writeNew(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
-        this.moveIntoPlace(key, tempSidecar, placedSidecar!, sync),
+      const sidecarPlaced = this.io.writeNew(tempSidecar, Buffer.from(JSON.stringify(sidecar)), false).then(() =>
+        this.moveIntoPlace(key, tempSidecar, placedSidecar!, syncNames),
       );
       const [replaced] = await Promise.all([this.io.lstat(target).catch(() => undefined), sidecarPlaced]);
-      await this.moveIntoPlace(key, tempData, target, sync);
+      await this.moveIntoPlace(key, tempData, target, syncNames);
       placedData = true;
       // The replaced version's sidecar is garbage now. (Under concurrent puts of one key a
       // sidecar can be missed here; it is never read, since no live file has its inode.)
@@ -219,7 +221,7 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.io.writeNew(probe, Buffer.from('ok'), true, false);
+      await this.io.writeNew(probe, Buffer.from('ok'), false);
       await rm(probe, { force: true });
     } catch (err) {
       throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
@@ -232,8 +234,9 @@ export class LocalStorage implements Storage {
   private ensureReady(): Promise<string> {
     if (!this.realRoot) {
       this.realRoot = (async () => {
-        await mkdir(path.join(this.root, TEMP_DIR), { recursive: true });
-        await mkdir(path.join(this.root, META_DIR), { recursive: true });
+        // Durably: an object's sidecar lives under .meta, and losing the folder loses them all.
+        await mkdirDurably(path.join(this.root, TEMP_DIR));
+        await mkdirDurably(path.join(this.root, META_DIR));
         await this.sweepStaleTempFiles();
         return realpath(this.root);
       })();
@@ -332,10 +335,10 @@ export class LocalStorage implements Storage {
    * Writes a new file (never an existing one); returns what the sidecar needs and the bytes'
    * SHA-256 (`knownSha256` when the caller has it, or hashed here).
    */
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, knownSha256?: string): Promise<{ file: WrittenFile; sha256: string }> {
+  private async writeNewFile(file: string, body: Buffer | Readable, knownSha256?: string): Promise<{ file: WrittenFile; sha256: string }> {
     if (Buffer.isBuffer(body)) {
       const sha256 = knownSha256 ?? createHash('sha256').update(body).digest('hex');
-      return { file: (await this.io.writeNew(file, body, sync, true))!, sha256 };
+      return { file: (await this.io.writeNew(file, body, true))!, sha256 };
     }
     const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
@@ -348,7 +351,7 @@ export class LocalStorage implements Storage {
         size += bytes.length;
         await writeAll(handle, bytes);
       }
-      if (sync) await durableFiles.sync(handle);
+      await durableFiles.sync(handle);
       return { file: describeWritten(size, await handle.stat({ bigint: true })), sha256: hash.digest('hex') };
     } finally {
       await handle.close();

@@ -19,8 +19,9 @@ export interface PutOptions {
   /** Cache-Control to store with the object (GCS serves it to browsers). */
   cacheControl?: string;
   /**
-   * false: the object can be re-created (a derivative), so the driver may skip flushing it to
-   * disk before it becomes visible; a power cut may then lose it (it is rendered again on demand).
+   * false: the object can be re-created (a derivative), so the driver may skip making its name
+   * durable before it becomes visible: a power cut may lose it (it is rendered again on demand),
+   * but never leaves it torn or empty under its name.
    */
   durable?: boolean;
   /**

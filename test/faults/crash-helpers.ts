@@ -145,8 +145,8 @@ export function useCrashSite(options: { startTree?: boolean } = {}): () => Crash
 }
 
 /** `npm run keys -- create --user <id> --json` against the running tree (finds it through DATA_DIR/runtime.json). */
-export async function createKeyWithCli(dataDir: string, userId: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+export async function createKeyWithCli(dataDir: string, userId: string, extraEnv: Record<string, string> = {}): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ...extraEnv };
   for (const name of EXTERNAL) delete env[name];
   const child = spawn(process.execPath, [KEYS, 'create', '--user', userId, '--plan', 'pro', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

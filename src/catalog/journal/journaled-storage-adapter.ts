@@ -8,10 +8,10 @@
 // then writes a snapshot by walking the live maps in small slices. The walk is fuzzy (documents
 // are read at different moments), which is safe because every change after the rotation is also
 // in the new segment as a full post-image or delete, replayed over the snapshot in order.
-import { mkdir, open, readFile, rm, truncate } from 'node:fs/promises';
+import { open, readFile, rm, truncate } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { durableFiles } from '../../durable-files.js';
+import { durableFiles, mkdirDurably } from '../../durable-files.js';
 import { encodeFrame } from './frames.js';
 import { checkSegment, checkSnapshot } from './journal-damage.js';
 import { inDir, listJournalDir, segmentName, snapshotName } from './journal-files.js';
@@ -152,7 +152,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   // Start and stop
 
   override async initialize(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdirDurably(this.dir, 0o700);
     this.loadReport = await this.load();
     const { segments, snapshots } = await listJournalDir(this.dir);
     const next = Math.max(0, ...segments, ...snapshots) + 1;
@@ -381,6 +381,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       segmentsRemoved++;
     }
     for (const old of listing.snapshots.filter((s) => s < seq)) await rm(inDir(this.dir, snapshotName(old)), { force: true });
+    // One sync makes the snapshot's name and the deletions durable together.
     await durableFiles.syncDirectory(this.dir);
     this.uncoveredFrom = coveredUpTo;
     this.snapshotBytes = written.bytes;

@@ -3,10 +3,10 @@
 // file synced, then read back and checked — every frame's CRC, header, end record, document
 // count — before it is renamed into place. Only a snapshot that passed is ever a snapshot: the
 // segments it covers are deleted by the caller after this resolves.
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { durableFiles, renameDurably, writeAll } from '../../durable-files.js';
+import { durableFiles, writeAll } from '../../durable-files.js';
 import { encodeFrame } from './frames.js';
 import { checkSnapshot } from './journal-damage.js';
 import { inDir, snapshotName } from './journal-files.js';
@@ -102,7 +102,9 @@ export async function writeSnapshot(options: SnapshotWriteOptions): Promise<Snap
     if (written.length !== bytes) throw new Error(`snapshot ${tmp} holds ${written.length} bytes, ${bytes} were written`);
     const check = checkSnapshot(written, tmp, seq);
     if (check.documents !== documents) throw new Error(`snapshot ${tmp} holds ${check.documents} documents, ${documents} were written`);
-    await renameDurably(tmp, final);
+    // Made durable by the caller's one directory sync after it deleted the files this snapshot
+    // covers: a cut before that sync leaves the old snapshot and segments (the .tmp is removed at start).
+    await rename(tmp, final);
   } catch (err) {
     await handle.close().catch(() => undefined);
     await rm(tmp, { force: true });

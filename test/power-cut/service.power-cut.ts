@@ -1,0 +1,136 @@
+// Power cuts through the whole service (`npm run test:power-cut`): `npm start` on embedded
+// defaults, every Node process on the power-cut file system, cut at many points — right after
+// uploads were answered, with uploads in flight, during replacements and deletes, right after
+// async uploads were answered 202, right after `keys create` printed its key, and while the
+// catalog compacts over and over. After each cut the service starts on what is left and
+// everything acknowledged is there (assertNothingLost: listed, same bytes, transforms; deletes
+// stay gone; usage equals the listing; CLI keys authenticate; projects listed).
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { gradientJpeg } from '../../scripts/lib/generated-images.js';
+import { request, upload } from '../harness/http.js';
+import { assertNothingLost, distinctJpeg, nothingYet, sha256, sleep, stagedUploadsFinished, uploadAcknowledged, type PictorTree } from '../faults/crash-helpers.js';
+import { PowerCutSite } from './power-cut-site.js';
+
+/** Lists by public id until every expected one is there with its bytes (their jobs run after the start), or 60 s pass. */
+async function expectListedByPublicId(tree: PictorTree, expected: Map<string, string>): Promise<Map<string, { imageId: string; public_url: string }>> {
+  const found = new Map<string, { imageId: string; public_url: string }>();
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) {
+    const page = await request(tree.url('/cdn/images?limit=100'), { key: tree.key });
+    for (const image of page.body.images as { imageId: string; public_url: string; public_id: string }[]) if (expected.has(image.public_id)) found.set(image.public_id, image);
+    if (found.size === expected.size) break;
+  }
+  expect([...expected.keys()].filter((id) => !found.has(id)), 'uploads answered 202 that never appeared').to.deep.equal([]);
+  for (const [publicId, image] of found) expect(sha256((await request(image.public_url)).bytes), publicId).to.equal(expected.get(publicId));
+  return found;
+}
+
+describe('power cut: the whole npm start on a file system that drops what was not fsynced', function () {
+  this.timeout(180_000);
+  let site: PowerCutSite;
+  const ack = nothingYet();
+  let n = 0;
+
+  before(async () => {
+    site = await PowerCutSite.create();
+    await site.start();
+  });
+  after(async () => site?.remove());
+
+  async function cutAndRestart(extra: Record<string, string> = {}): Promise<PictorTree> {
+    const report = await site.cut();
+    const tree = await site.start(extra);
+    console.log(`      cut ${site.cuts}: ${report.files} files kept (${report.emptied} never fsynced: empty); ${/reconcile .*/.exec(tree.output())?.[0]?.slice(0, 160) ?? ''}`);
+    return tree;
+  }
+
+  it('right after uploads into a new project were answered', async () => {
+    const tree = site.tree!;
+    const project = await request(tree.url('/cdn/projects'), { method: 'POST', key: tree.key, json: { name: 'power' } });
+    expect(project.status, JSON.stringify(project.body)).to.equal(200);
+    ack.projects.push(project.body.slug as string);
+    for (let i = 0; i < 5; i++) {
+      const res = await uploadAcknowledged(tree, ack, await distinctJpeg(++n), `answered/${i}`, { project: project.body.slug as string });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    }
+    await assertNothingLost(await cutAndRestart(), ack);
+  });
+
+  it('with uploads in flight', async () => {
+    const tree = site.tree!;
+    let answered = 0;
+    const pending = Array.from({ length: 6 }, async (_, i) => {
+      const res = await uploadAcknowledged(tree, ack, await gradientJpeg(700 + i * 8, 500, 90), `flight/${i}`).catch(() => null);
+      if (res?.status === 200) answered++;
+    });
+    while (answered < 2) await sleep(5);
+    const cut = cutAndRestart();
+    await Promise.all(pending);
+    const restarted = await cut;
+    await stagedUploadsFinished(site.dataDir);
+    await assertNothingLost(restarted, ack);
+  });
+
+  it('during replacements and deletes', async () => {
+    const tree = site.tree!;
+    const targets: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await uploadAcknowledged(tree, ack, await distinctJpeg(++n), `del/${i}`);
+      targets.push(res.body.imageId as string);
+    }
+    // Replacements of acknowledged images, answered: the new bytes must be there.
+    for (let i = 0; i < 3; i++) expect((await uploadAcknowledged(tree, ack, await distinctJpeg(++n), `answered/${i}`)).status).to.equal(200);
+    for (const imageId of targets) {
+      const res = await request(tree.url(`/cdn/${imageId}`), { method: 'DELETE', key: tree.key });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      ack.deleted.set(imageId, ack.images.get(imageId)!.url);
+      ack.images.delete(imageId);
+    }
+    await assertNothingLost(await cutAndRestart(), ack);
+  });
+
+  it('right after async uploads were answered 202', async () => {
+    const tree = site.tree!;
+    const expected = new Map<string, string>();
+    for (let i = 0; i < 3; i++) {
+      const bytes = await distinctJpeg(++n);
+      const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `a${i}.jpg`, path: '/cdn/upload', query: { async: 'true' }, fields: { public_id: `async/${i}` }, mime: 'image/jpeg' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      expected.set(`async/${i}`, sha256(bytes));
+    }
+    const restarted = await cutAndRestart();
+    for (const [publicId, image] of await expectListedByPublicId(restarted, expected)) {
+      ack.images.set(image.imageId, { url: image.public_url, sha256: expected.get(publicId)!, publicId });
+    }
+    await assertNothingLost(restarted, ack);
+  });
+
+  it('right after keys create printed a key', async () => {
+    ack.keys.push(await site.createKey('power-user'));
+    await assertNothingLost(await cutAndRestart(), ack);
+  });
+
+  it('while the catalog compacts again and again under uploads', async () => {
+    const compacting = { EMBEDDED_CATALOG_COMPACT_BYTES: '4096' };
+    const tree = await site.start(compacting);
+    const catalogDir = path.join(site.dataDir, 'catalog');
+    const snapshotsBefore = new Set(fs.readdirSync(catalogDir).filter((f) => f.startsWith('snapshot-')));
+    let stop = false;
+    const streams = [0, 1].map(async () => {
+      while (!stop) {
+        const id = ++n;
+        await uploadAcknowledged(tree, ack, await distinctJpeg(id), `compact/${id}`).catch(() => undefined);
+      }
+    });
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !fs.readdirSync(catalogDir).some((f) => f.startsWith('snapshot-') && !snapshotsBefore.has(f))) await sleep(50);
+    await sleep(200);
+    const cut = cutAndRestart(compacting);
+    stop = true;
+    await Promise.all(streams);
+    const restarted = await cut;
+    await stagedUploadsFinished(site.dataDir);
+    await assertNothingLost(restarted, ack);
+  });
+});
