@@ -26,6 +26,15 @@ async function expectListedByPublicId(tree: PictorTree, expected: Map<string, st
   return found;
 }
 
+/** GET /jobs/{id} until it is no longer queued or running (30 s at most); it must never be 404. */
+async function waitForJob(tree: PictorTree, jobId: string): Promise<{ state: string; result: { imageId: string } }> {
+  for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
+    const res = await request(tree.url(`/jobs/${jobId}`), { key: tree.key });
+    expect(res.status, `GET /jobs/${jobId}: ${JSON.stringify(res.body)}`).to.equal(200);
+    if (!['queued', 'waiting', 'active', 'delayed', 'prioritized'].includes(res.body.state as string) || Date.now() > deadline) return res.body;
+  }
+}
+
 describe('power cut: the whole npm start on a file system that drops what was not fsynced', function () {
   this.timeout(180_000);
   let site: PowerCutSite;
@@ -90,20 +99,31 @@ describe('power cut: the whole npm start on a file system that drops what was no
     await assertNothingLost(await cutAndRestart(), ack);
   });
 
-  it('right after async uploads were answered 202', async () => {
-    const tree = site.tree!;
+  it('right after async uploads were answered 202, and again once they ran: every job answers GET /jobs/{id}', async () => {
+    let tree = site.tree!;
     const expected = new Map<string, string>();
+    const jobs = new Map<string, string>();
     for (let i = 0; i < 3; i++) {
       const bytes = await distinctJpeg(++n);
       const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `a${i}.jpg`, path: '/cdn/upload', query: { async: 'true' }, fields: { public_id: `async/${i}` }, mime: 'image/jpeg' });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       expected.set(`async/${i}`, sha256(bytes));
+      jobs.set(res.body.job_id as string, `async/${i}`);
     }
-    const restarted = await cutAndRestart();
-    for (const [publicId, image] of await expectListedByPublicId(restarted, expected)) {
+    // The first cut right after the answers, the second after the jobs ran (Redis loses both times).
+    for (const round of [1, 2]) {
+      tree = await cutAndRestart();
+      const listed = await expectListedByPublicId(tree, expected);
+      for (const [jobId, publicId] of jobs) {
+        const status = await waitForJob(tree, jobId);
+        expect(status.state, `job ${jobId} after cut ${round}: ${JSON.stringify(status)}`).to.equal('completed');
+        expect(status.result.imageId).to.equal(listed.get(publicId)!.imageId);
+      }
+    }
+    for (const [publicId, image] of await expectListedByPublicId(tree, expected)) {
       ack.images.set(image.imageId, { url: image.public_url, sha256: expected.get(publicId)!, publicId });
     }
-    await assertNothingLost(restarted, ack);
+    await assertNothingLost(tree, ack);
   });
 
   it('right after keys create printed a key', async () => {
