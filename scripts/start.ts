@@ -9,15 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import { startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
-import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
-import { loadConfigOrExit, type Config } from '../src/config.js';
-import { openQueue } from '../src/jobs/job-producer.js';
-import { replayJobRecords } from '../src/jobs/job-records.js';
-import { QUEUE_NAMES, uploadJobId } from '../src/jobs/queue-names.js';
-import { createQueueConnection } from '../src/jobs/redis-connection.js';
+import { loadConfigOrExit } from '../src/config.js';
 import { mkdirDurably, renameDurably, writeFileSynced } from '../src/durable-files.js';
 import { createLogger } from '../src/logger.js';
-import { createStorage } from '../src/storage/create-storage.js';
+import { reconcileAtStart } from './lib/reconcile-at-start.js';
 import { startRedisServer } from './lib/redis-server.js';
 import { workerEnv, workerExecArgv } from './lib/worker-env.js';
 
@@ -76,7 +71,7 @@ async function main() {
   const catalog = await Catalog.connect(config.mongoUrl);
   let keyLine: string;
   try {
-    if (embeddedCatalog) await reconcile(catalog, config);
+    if (embeddedCatalog) await reconcileAtStart(catalog, config, say);
     if (config.apiKeysSeed) {
       const first = parseKeySeed(config.apiKeysSeed)[0];
       keyLine = `api key   ${first.key} (user ${first.userId}, from API_KEYS_SEED)`;
@@ -124,46 +119,6 @@ async function main() {
     ].join('\n'),
   );
 }
-
-/**
- * The start-up reconcile (embedded catalog only: with a shared MongoDB other machines may be
- * writing meanwhile). Prints what it adopted, quarantined and dropped; nothing is deleted but
- * unexplained derivatives and staged uploads no job will finish.
- */
-async function reconcile(catalog: Catalog, config: Config): Promise<void> {
-  const connection = createQueueConnection(config.redisUrl);
-  const queue = openQueue(QUEUE_NAMES.uploadFinalize, connection);
-  try {
-    const storage = createStorage(config);
-    // First the jobs answered 202 that Redis lost: their staged uploads then count as pending.
-    const replay = await replayJobRecords(storage, connection);
-    if (replay.requeued.length || replay.unreadable.length) {
-      say(`jobs      ${replay.requeued.length} job(s) answered 202 added again from their records (Redis had lost them)` + (replay.unreadable.length ? `; ${replay.unreadable.length} unreadable record(s) left in _jobs/` : ''));
-    }
-    const started = performance.now();
-    const report = await reconcileCatalogWithStorage(catalog, storage, {
-      uploadJobPending: async (uploadId) => PENDING_JOB_STATES.has(await queue.getJobState(uploadJobId(uploadId))),
-    });
-    say(
-      `reconcile ${report.imagesChecked} catalog entries and ${report.objectsChecked} stored objects in ${Math.round(performance.now() - started)} ms: ` +
-        `${report.adopted.length} adopted, ${report.quarantined.length} quarantined, ${report.dropped.length} dropped (entries without their original, kept in lostImages), ` +
-        `${report.derivativesRemoved} derivatives of old versions removed, ${report.derivativesRecorded} re-recorded, ${report.stagingKept} staged uploads kept for their jobs, ${report.stagingCleared} cleared` +
-        (report.usageRecounted.length ? `, usage recounted for ${report.usageRecounted.length} user(s)` : ''),
-    );
-    const shown = 20;
-    for (const key of report.adopted.slice(0, shown)) say(`reconcile   adopted     ${key}`);
-    for (const q of report.quarantined.slice(0, shown)) say(`reconcile   quarantined ${q.key} -> ${q.to}: ${q.reason}`);
-    for (const d of report.dropped.slice(0, shown)) say(`reconcile   dropped     ${d.storageKey} (image ${d.imageId}): original missing`);
-    for (const f of report.failed) say(`reconcile   FAILED      ${f.key}: ${f.error} (left in place; tried again at the next start)`);
-    const more = Math.max(0, report.adopted.length - shown) + Math.max(0, report.quarantined.length - shown) + Math.max(0, report.dropped.length - shown);
-    if (more) say(`reconcile   ... and ${more} more`);
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
-}
-
-const PENDING_JOB_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 const CREDENTIAL_FILE = () => path.join(dataDir, 'dev-credential.json');
 
