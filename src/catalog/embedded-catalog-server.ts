@@ -145,8 +145,9 @@ async function prepareMigration(dataDir: string, legacyFile: string): Promise<bo
   } else if (entries.length > 0) {
     return false; // the journal already holds the catalog; the JSON file is stale
   }
+  // Its name is durable before any imported record is: the journal syncs this folder when it
+  // creates its first segment, before anything in it is acknowledged.
   await writeFileSynced(path.join(dataDir, MIGRATION_MARKER), Buffer.from(`${legacyFile}\n`));
-  await durableFiles.syncDirectory(dataDir);
   return true;
 }
 

@@ -9,16 +9,20 @@
 // Installed in every Node process of a tree with `--import <this file>` (NODE_OPTIONS) and the
 // image's directory in PICTOR_POWER_CUT_IMAGE. It wraps FileHandle.prototype.sync/datasync — the
 // system calls themselves, below src/durable-files.ts — so removing any fsync from the source is
-// seen. Files are keyed by inode number; the image of a file is its bytes at its last fsync.
+// seen. Files are keyed by inode number and birth time; the image of a file is its bytes at its
+// last fsync.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 interface DirEntry {
   name: string;
-  ino: number;
+  /** Inode number and birth time: inode numbers are reused as soon as a file is deleted. */
+  id: string;
   dir: boolean;
 }
+
+const fileId = (info: fs.BigIntStats) => `${info.ino}.${info.birthtimeNs}`;
 
 const inodesDir = (image: string) => path.join(image, 'inodes');
 const dirsDir = (image: string) => path.join(image, 'dirs');
@@ -49,8 +53,8 @@ function withLock(lock: string, fn: () => void): void {
   }
 }
 
-/** Bytes of each inode this process already copied: an fsync of an appended file copies only the new part. */
-const copied = new Map<number, number>();
+/** Bytes of each file this process already copied: an fsync of an appended file copies only the new part. */
+const copied = new Map<string, number>();
 
 /**
  * A directory's entries as an fsync of it now makes them durable. Listing and recording happen
@@ -60,8 +64,8 @@ function recordDirectory(image: string, dir: string): void {
   withLock(`${dirRecord(image, dir)}.lock`, () => {
     const entries: DirEntry[] = [];
     for (const name of fs.readdirSync(dir)) {
-      const entry = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
-      if (entry && (entry.isFile() || entry.isDirectory())) entries.push({ name, ino: entry.ino, dir: entry.isDirectory() });
+      const entry = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false, bigint: true });
+      if (entry && (entry.isFile() || entry.isDirectory())) entries.push({ name, id: fileId(entry), dir: entry.isDirectory() });
     }
     writeAtomically(dirRecord(image, dir), JSON.stringify({ dir, entries }));
   });
@@ -69,19 +73,20 @@ function recordDirectory(image: string, dir: string): void {
 
 /** What an fsync of the open file `fd` makes durable, recorded. */
 export function recordSync(image: string, fd: number): void {
-  const info = fs.fstatSync(fd);
+  const info = fs.fstatSync(fd, { bigint: true });
   if (info.isDirectory()) {
     recordDirectory(image, fs.readlinkSync(`/proc/self/fd/${fd}`));
     return;
   }
   if (!info.isFile()) return;
-  const target = path.join(inodesDir(image), String(info.ino));
-  const before = copied.get(info.ino);
+  const id = fileId(info);
+  const target = path.join(inodesDir(image), id);
+  const before = copied.get(id);
   const imageSize = fs.statSync(target, { throwIfNoEntry: false })?.size;
   const bytes = fs.readFileSync(`/proc/self/fd/${fd}`);
   if (before !== undefined && imageSize === before && bytes.length >= before) fs.appendFileSync(target, bytes.subarray(before));
   else writeAtomically(target, bytes);
-  copied.set(info.ino, bytes.length);
+  copied.set(id, bytes.length);
 }
 
 /** Wraps FileHandle's fsync and fdatasync in this process. */
@@ -133,7 +138,7 @@ export function rebuildFromImage(root: string, image: string): CutReport {
         build(path.join(dir, entry.name), path.join(into, entry.name));
         continue;
       }
-      const bytes = path.join(inodesDir(image), String(entry.ino));
+      const bytes = path.join(inodesDir(image), entry.id);
       if (fs.existsSync(bytes)) fs.copyFileSync(bytes, path.join(into, entry.name));
       else {
         fs.writeFileSync(path.join(into, entry.name), '');
@@ -158,11 +163,11 @@ export function resetImage(root: string, image: string): void {
     const entries: DirEntry[] = [];
     for (const name of fs.readdirSync(dir)) {
       const full = path.join(dir, name);
-      const info = fs.lstatSync(full);
+      const info = fs.lstatSync(full, { bigint: true });
       if (info.isDirectory()) walk(full);
-      else if (info.isFile()) fs.copyFileSync(full, path.join(inodesDir(image), String(info.ino)));
+      else if (info.isFile()) fs.copyFileSync(full, path.join(inodesDir(image), fileId(info)));
       else continue;
-      entries.push({ name, ino: info.ino, dir: info.isDirectory() });
+      entries.push({ name, id: fileId(info), dir: info.isDirectory() });
     }
     writeAtomically(dirRecord(image, dir), JSON.stringify({ dir, entries }));
   };

@@ -381,8 +381,10 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       segmentsRemoved++;
     }
     for (const old of listing.snapshots.filter((s) => s < seq)) await rm(inDir(this.dir, snapshotName(old)), { force: true });
-    // One sync makes the snapshot's name and the deletions durable together.
-    await durableFiles.syncDirectory(this.dir);
+    // No directory sync here: nothing acknowledged depends on the new snapshot's name or on the
+    // deletions. Until the next sync of this folder (the writer syncs it before anything in a new
+    // segment is acknowledged) a power cut brings back the old snapshot and segments, which hold
+    // the same state; any sync records the rename together with the deletions made before it.
     this.uncoveredFrom = coveredUpTo;
     this.snapshotBytes = written.bytes;
     const report: CompactionReport = {

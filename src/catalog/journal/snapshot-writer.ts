@@ -102,8 +102,8 @@ export async function writeSnapshot(options: SnapshotWriteOptions): Promise<Snap
     if (written.length !== bytes) throw new Error(`snapshot ${tmp} holds ${written.length} bytes, ${bytes} were written`);
     const check = checkSnapshot(written, tmp, seq);
     if (check.documents !== documents) throw new Error(`snapshot ${tmp} holds ${check.documents} documents, ${documents} were written`);
-    // Made durable by the caller's one directory sync after it deleted the files this snapshot
-    // covers: a cut before that sync leaves the old snapshot and segments (the .tmp is removed at start).
+    // Its name becomes durable with the folder's next sync (see the adapter's compaction): a cut
+    // before that leaves the old snapshot and segments (and the .tmp is removed at start).
     await rename(tmp, final);
   } catch (err) {
     await handle.close().catch(() => undefined);
