@@ -8,10 +8,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
-import { startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
 import { loadConfigOrExit } from '../src/config.js';
 import { mkdirDurably, renameDurably, writeFileSynced } from '../src/durable-files.js';
 import { createLogger } from '../src/logger.js';
+import { superviseCatalog } from './lib/catalog-supervisor.js';
 import { reconcileAtStart } from './lib/reconcile-at-start.js';
 import { startRedisServer } from './lib/redis-server.js';
 import { workerEnv, workerExecArgv } from './lib/worker-env.js';
@@ -45,26 +45,28 @@ async function main() {
   let embeddedCatalog = false;
   if (!env.MONGO_URL) {
     const catalogDir = path.join(dataDir, 'catalog');
-    const catalogServer = await startEmbeddedCatalogServer({
-      port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0,
-      dataDir: catalogDir,
-      // written by versions before the journal; imported once, then renamed *.migrated
-      legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
-      compactMinBytes: early.catalogCompactMinBytes,
-    });
-    env.MONGO_URL = catalogServer.url;
+    const catalogProcess = await superviseCatalog(
+      {
+        port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0,
+        dataDir: catalogDir,
+        // written by versions before the journal; imported once, then renamed *.migrated
+        legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
+        compactMinBytes: early.catalogCompactMinBytes,
+      },
+      say,
+    );
+    cleanups.unshift(() => catalogProcess.stop());
+    env.MONGO_URL = catalogProcess.first.url;
     embeddedCatalog = true;
-    const loaded = catalogServer.journal!.loadReport;
-    const migrated = catalogServer.journal!.migrated;
+    const { loadReport: loaded, migrated } = catalogProcess.first;
     say(
-      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogServer.url.split('?')[0]}; ` +
+      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogProcess.first.url.split('?')[0]}; ` +
         `every write journaled to ${catalogDir} before it is acknowledged` +
         ` (loaded ${loaded.snapshot?.documents ?? 0} documents from the snapshot and ${loaded.records} journal records in ${Math.round(loaded.ms)} ms` +
         (loaded.droppedTail ? `; dropped a torn last record of ${loaded.droppedTail.bytes} bytes` : '') +
         (migrated ? `; migrated ${migrated.documents} documents from ${migrated.file}` : '') +
         ')',
     );
-    cleanups.unshift(() => catalogServer.stop());
   }
 
   const config = loadConfigOrExit(env);

@@ -43,6 +43,8 @@ export interface EmbeddedCatalogServerOptions {
   compactMinBytes?: number;
   /** Where the journal reports torn records, damage and compactions (default: a pino logger). */
   log?: JournalLogger;
+  /** The journal stopped for good after a failed write or sync (see JournaledStorageOptions.onFailure). */
+  onJournalFailure?: (err: Error) => void;
 }
 
 export interface EmbeddedCatalogServer {
@@ -78,7 +80,7 @@ export async function startEmbeddedCatalogServer(options: EmbeddedCatalogServerO
   const port0 = options.port ?? 0;
   const migrating = options.dataDir && options.legacySnapshotFile ? await prepareMigration(options.dataDir, options.legacySnapshotFile) : false;
   const durable = options.dataDir
-    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes })
+    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes, onFailure: options.onJournalFailure })
     : null;
   const server = durable ?? new CongoServer({ host, port: port0, storage: 'memory' });
   await server.start();

@@ -10,7 +10,7 @@
 // writer, without any cross-process lock.
 import { createHash, randomUUID } from 'node:crypto';
 import { constants as fsConstants, type BigIntStats } from 'node:fs';
-import { lstat, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, rm, rmdir, stat, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
@@ -24,6 +24,7 @@ import {
   assertValidRange,
   InvalidStorageKeyError,
   joinPublicUrl,
+  StorageFullError,
   StorageNotFoundError,
   StorageRangeError,
   StorageUnavailableError,
@@ -38,6 +39,8 @@ import {
 export interface LocalStorageOptions {
   rootDir: string;
   publicBaseUrl: string;
+  /** check() fails below this much free space (the largest upload): the disk counts as full. */
+  minFreeBytes?: number;
 }
 
 const TEMP_DIR = '.tmp';
@@ -52,13 +55,14 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
  */
 const VERIFIED_FOLDER_TTL_MS = 5_000;
 const VERIFIED_FOLDERS_MAX = 10_000;
-/** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request. */
-const TRANSIENT_FS_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EROFS', 'EACCES', 'EPERM']);
+/** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request (a full disk: StorageFullError). */
+const TRANSIENT_FS_CODES = new Set(['EIO', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EROFS', 'EACCES', 'EPERM']);
 
 export class LocalStorage implements Storage {
   readonly driver = 'local';
   private readonly root: string;
   private readonly publicBaseUrl: string;
+  private readonly minFreeBytes: number;
   /** Small file operations as direct system calls (see local-file-io.ts). */
   private readonly io: LocalFileIo = directIo;
   private realRoot: Promise<string> | undefined;
@@ -68,6 +72,7 @@ export class LocalStorage implements Storage {
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
     this.publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
+    this.minFreeBytes = options.minFreeBytes ?? 0;
   }
 
   async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
@@ -224,8 +229,11 @@ export class LocalStorage implements Storage {
       await this.io.writeNew(probe, Buffer.from('ok'), false);
       await rm(probe, { force: true });
     } catch (err) {
-      throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
+      const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
+      throw new (full ? StorageFullError : StorageUnavailableError)(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
     }
+    const { bavail, bsize } = await statfs(this.root);
+    if (bavail * bsize < this.minFreeBytes) throw new StorageFullError(`Local storage at ${this.root} is full: ${bavail * bsize} bytes free, less than one upload of ${this.minFreeBytes} bytes (MAX_UPLOAD_BYTES)`);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -414,6 +422,7 @@ export class LocalStorage implements Storage {
     if (isFsError(err, 'ELOOP')) return new InvalidStorageKeyError(key, 'is a symbolic link');
     if (isFsError(err, 'ENAMETOOLONG')) return new InvalidStorageKeyError(key, 'a path segment is too long for the filesystem');
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') return new StorageFullError(`Local storage is full, ${key} not stored: ${(err as Error).message}`, { cause: err });
     if (code && TRANSIENT_FS_CODES.has(code)) {
       return new StorageUnavailableError(`Local storage failed for ${key}: ${(err as Error).message}`, { cause: err });
     }

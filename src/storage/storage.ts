@@ -99,10 +99,15 @@ export class StorageRangeError extends RangeError {
 
 /** Marks failures worth retrying (network, 5xx, timeouts) so job processors can back off. */
 export class StorageUnavailableError extends Error {
-  readonly code = 'STORAGE_UNAVAILABLE';
+  readonly code: string = 'STORAGE_UNAVAILABLE';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/** No space left for the write (ENOSPC, EDQUOT): retrying at once cannot help. */
+export class StorageFullError extends StorageUnavailableError {
+  override readonly code = 'STORAGE_FULL';
 }
 
 /**

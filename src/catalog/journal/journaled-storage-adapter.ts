@@ -35,6 +35,8 @@ export interface JournaledStorageOptions {
   compactMinBytes?: number;
   /** Longest synchronous slice of snapshot writing before yielding to commands. */
   compactSliceMs?: number;
+  /** Called once the journal has stopped for good (a write or sync failed): the process should exit and start again from the journal. */
+  onFailure?: (err: Error) => void;
 }
 
 export interface JournalLoadReport {
@@ -68,6 +70,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   private readonly log: JournalLogger;
   private readonly compactMinBytes: number;
   private readonly compactSliceMs: number;
+  private readonly onFailure: ((err: Error) => void) | undefined;
   /** Journal position at the start of the segments the newest snapshot does not cover. */
   private uncoveredFrom = 0;
   private snapshotBytes = 0;
@@ -92,6 +95,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     this.log = options.log;
     this.compactMinBytes = options.compactMinBytes ?? 64 * 1024 * 1024;
     this.compactSliceMs = options.compactSliceMs ?? 2;
+    this.onFailure = options.onFailure;
   }
 
   /** The journal position a reply must wait for (everything applied so far). */
@@ -156,7 +160,10 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     this.loadReport = await this.load();
     const { segments, snapshots } = await listJournalDir(this.dir);
     const next = Math.max(0, ...segments, ...snapshots) + 1;
-    this.writer = new JournalWriter(this.dir, next, (err) => this.log.error({ err }, 'catalog journal failed; the catalog stops acknowledging commands'));
+    this.writer = new JournalWriter(this.dir, next, (err) => {
+      this.log.error({ err }, 'catalog journal failed; the catalog stops acknowledging commands');
+      this.onFailure?.(err);
+    });
     this.uncoveredFrom = -this.loadReport.bytes; // replayed segment bytes count towards compaction
     this.maybeCompact();
   }
