@@ -16,9 +16,14 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CATALOG_PROCESS = path.resolve(here, '../harness/journaled-catalog-process.js');
 const POWER_CUT_FS = pathToFileURL(path.resolve(here, '../harness/power-cut-fs.js')).href;
 
+/** Every catalog process started, killed after the suite whatever happened (a failed test leaves one running). */
+const running = new Set<ChildProcess>();
+
 function startCatalog(dataDir: string, image: string): Promise<{ child: ChildProcess; url: string }> {
   const env = { ...process.env, LOG_LEVEL: 'warn', NODE_OPTIONS: `--import=${POWER_CUT_FS}`, PICTOR_POWER_CUT_IMAGE: image };
   const child = spawn(process.execPath, [CATALOG_PROCESS, dataDir, String(8 * 1024)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -48,7 +53,10 @@ describe('power cut: the embedded catalog while it journals and compacts', funct
     fs.mkdirSync(dataDir);
     resetImage(dataDir, image);
   });
-  after(() => fs.rmSync(root, { recursive: true, force: true }));
+  after(async () => {
+    for (const child of running) await cut(child);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
 
   for (const round of [1, 2, 3]) {
     it(`round ${round}: every acknowledged insert is there and every acknowledged delete gone`, async () => {

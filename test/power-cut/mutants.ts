@@ -88,7 +88,7 @@ for (const [i, site] of list.entries()) {
   restore = () => fs.writeFileSync(site.built, original);
   fs.writeFileSync(site.built, mutate(original, site.index));
   const t0 = Date.now();
-  const run = spawnSync('npx', ['mocha', '--no-config', '--bail', '--timeout', '180000', '--exit', ...SUITE], { cwd: ROOT, encoding: 'utf8', shell: false });
+  const run = spawnSync('npx', ['mocha', '--no-config', '--bail', '--timeout', '180000', '--exit', ...SUITE], { cwd: ROOT, encoding: 'utf8', shell: false, timeout: 15 * 60_000 });
   restore();
   restore = null;
   const failed = run.status !== 0;
