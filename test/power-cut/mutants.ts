@@ -75,7 +75,9 @@ process.on('SIGINT', () => {
   process.exit(130);
 });
 
-const list = sites();
+// --only=<file>:<line> runs the mutants of that call alone.
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const list = sites().filter((site) => !only || `${site.source}:${site.line}` === only);
 console.log(`${list.length} fsync calls under src/`);
 if (process.argv.includes('--list')) {
   for (const site of list) console.log(`  ${site.source}:${site.line} ${site.code}…`);
