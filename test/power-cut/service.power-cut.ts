@@ -6,6 +6,9 @@
 // everything acknowledged is there (assertNothingLost: listed, same bytes, transforms; deletes
 // stay gone; usage equals the listing; CLI keys authenticate; projects listed).
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+import { BUFFERED_UPLOAD_BYTES } from '../../src/web/services/staging-engine.js';
 import { gradientJpeg } from '../../scripts/lib/generated-images.js';
 import { request, upload } from '../harness/http.js';
 import { assertNothingLost, distinctJpeg, nothingYet, sha256, sleep, stagedUploadsFinished, uploadAcknowledged, uploadWhileCompacting, type PictorTree } from '../faults/crash-helpers.js';
@@ -23,6 +26,9 @@ async function expectListedByPublicId(tree: PictorTree, expected: Map<string, st
   for (const [publicId, image] of found) expect(sha256((await request(image.public_url)).bytes), publicId).to.equal(expected.get(publicId));
   return found;
 }
+
+/** A JPEG of noise: large for its size (about 2 bytes a pixel at quality 95). */
+const noisyJpeg = (width: number, height: number) => sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
 
 /** GET /jobs/{id} until it is no longer queued or running (30 s at most); it must never be 404. */
 async function waitForJob(tree: PictorTree, jobId: string): Promise<{ state: string; result: { imageId: string } }> {
@@ -103,7 +109,9 @@ describe('power cut: the whole npm start on a file system that drops what was no
     const expected = new Map<string, string>();
     const jobs = new Map<string, string>();
     for (let i = 0; i < 3; i++) {
-      const bytes = await distinctJpeg(++n);
+      // The first above BUFFERED_UPLOAD_BYTES: staged as a stream, the others from memory.
+      const bytes = i === 0 ? await noisyJpeg(1400, 1000) : await distinctJpeg(++n);
+      if (i === 0) expect(bytes.length).to.be.above(BUFFERED_UPLOAD_BYTES);
       const res = await upload(tree.baseUrl, { key: tree.key, bytes, filename: `a${i}.jpg`, path: '/cdn/upload', query: { async: 'true' }, fields: { public_id: `async/${i}` }, mime: 'image/jpeg' });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       expected.set(`async/${i}`, sha256(bytes));
