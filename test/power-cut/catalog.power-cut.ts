@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import mongoose from 'mongoose';
+import { scanFrames } from '../../src/catalog/journal/frames.js';
 import { rebuildFromImage, resetImage } from '../harness/power-cut-fs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -36,6 +37,7 @@ function startCatalog(dataDir: string, image: string): Promise<{ child: ChildPro
 }
 
 async function cut(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await exited;
@@ -111,6 +113,39 @@ describe('power cut: the embedded catalog while it journals and compacts', funct
     await client.close();
     await cut(child);
     rebuildFromImage(dataDir, image);
+  });
+
+  it('records appended before a segment rotation and acknowledged after it are durable in the old segment', async () => {
+    // One flush writes the end of one segment and the start of the next: both must be synced.
+    const dir = path.join(root, 'rotation');
+    fs.mkdirSync(dir);
+    resetImage(dir, image);
+    const writer = pathToFileURL(path.resolve(here, '../../src/catalog/journal/journal-writer.js')).href;
+    const frames = pathToFileURL(path.resolve(here, '../../src/catalog/journal/frames.js')).href;
+    const script = `
+      import { JournalWriter } from ${JSON.stringify(writer)};
+      import { encodeFrame } from ${JSON.stringify(frames)};
+      const w = new JournalWriter(process.argv[1], 1);
+      w.append(encodeFrame(Buffer.from('a')));
+      await w.whenDurable();
+      w.append(encodeFrame(Buffer.from('b')));
+      w.rotate();
+      w.append(encodeFrame(Buffer.from('c')));
+      await w.whenDurable();
+      process.stdout.write('acknowledged\\n');
+      setInterval(() => undefined, 1000);`;
+    const env = { ...process.env, NODE_OPTIONS: `--import=${POWER_CUT_FS}`, PICTOR_POWER_CUT_IMAGE: image };
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, dir], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    running.add(child);
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => d.toString().includes('acknowledged') && resolve());
+      child.once('exit', (code) => reject(new Error(`writer exited (${code})`)));
+    });
+    await cut(child);
+    rebuildFromImage(dir, image);
+    const payloads = (name: string) => scanFrames(fs.readFileSync(path.join(dir, name))).payloads.map(String);
+    expect(payloads('journal-000000000001.log')).to.deep.equal(['a', 'b']);
+    expect(payloads('journal-000000000002.log')).to.deep.equal(['c']);
   });
 
   it('after the last cut the catalog starts with everything acknowledged', async () => {
