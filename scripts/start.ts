@@ -8,14 +8,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCredential, parseKeySeed } from '../src/catalog/api-keys.js';
 import { Catalog } from '../src/catalog/catalog.js';
-import { startEmbeddedCatalogServer } from '../src/catalog/embedded-catalog-server.js';
-import { reconcileCatalogWithStorage } from '../src/catalog/reconcile.js';
-import { exitOnConfigError, loadConfigOrExit, type Config } from '../src/config.js';
-import { QUEUE_NAMES, servedQueues, uploadJobId } from '../src/jobs/job-contract.js';
-import { createQueueConnection, openQueue } from '../src/jobs/queues.js';
-import { replayJobRecords } from '../src/jobs/job-records.js';
+import { exitOnConfigError, loadConfigOrExit } from '../src/config.js';
+import { mkdirDurably, renameDurably, writeFileSynced } from '../src/durable-files.js';
+import { servedQueues } from '../src/jobs/job-contract.js';
 import { createLogger } from '../src/logger.js';
-import { createStorage } from '../src/storage/create-storage.js';
+import { superviseCatalog } from './lib/catalog-supervisor.js';
+import { reconcileAtStart } from './lib/reconcile-at-start.js';
 import { startRedisServer } from './lib/redis-server.js';
 import { workerEnv, workerExecArgv } from './lib/worker-env.js';
 
@@ -32,7 +30,7 @@ function say(line: string) {
 }
 
 async function main() {
-  fs.mkdirSync(dataDir, { recursive: true });
+  await mkdirDurably(dataDir);
   env.LOCAL_STORAGE_DIR ??= path.join(dataDir, 'storage');
   const early = loadConfigOrExit(env); // fail fast on a bad variable before starting anything
   exitOnConfigError(() => servedQueues(early.workerQueues)); // the workers' WORKER_QUEUES, checked as early
@@ -49,34 +47,35 @@ async function main() {
   let embeddedCatalog = false;
   if (!env.MONGO_URL) {
     const catalogDir = path.join(dataDir, 'catalog');
-    const catalogServer = await startEmbeddedCatalogServer({
-      port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0,
-      dataDir: catalogDir,
-      // written by versions before the journal; imported once, then renamed *.migrated
-      legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
-      compactMinBytes: early.catalogCompactMinBytes,
-    });
-    env.MONGO_URL = catalogServer.url;
+    const catalogProcess = await superviseCatalog(
+      {
+        port: env.EMBEDDED_MONGO_PORT ? Number(env.EMBEDDED_MONGO_PORT) : 0,
+        dataDir: catalogDir,
+        // written by versions before the journal; imported once, then renamed *.migrated
+        legacySnapshotFile: path.join(dataDir, 'catalog-snapshot.json'),
+        compactMinBytes: early.catalogCompactMinBytes,
+      },
+      say,
+    );
+    cleanups.unshift(() => catalogProcess.stop());
+    env.MONGO_URL = catalogProcess.first.url;
     embeddedCatalog = true;
-    const loaded = catalogServer.journal!.loadReport;
-    const migrated = catalogServer.journal!.migrated;
+    const { loadReport: loaded, migrated } = catalogProcess.first;
     say(
-      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogServer.url.split('?')[0]}; ` +
+      `catalog   embedded MongoDB-compatible server (CongoDB) at ${catalogProcess.first.url.split('?')[0]}; ` +
         `every write journaled to ${catalogDir} before it is acknowledged` +
         ` (loaded ${loaded.snapshot?.documents ?? 0} documents from the snapshot and ${loaded.records} journal records in ${Math.round(loaded.ms)} ms` +
         (loaded.droppedTail ? `; dropped a torn last record of ${loaded.droppedTail.bytes} bytes` : '') +
         (migrated ? `; migrated ${migrated.documents} documents from ${migrated.file}` : '') +
         ')',
     );
-    if (loaded.corruption) say(`catalog   WARNING: journal damaged at ${loaded.corruption.file} byte ${loaded.corruption.offset}; later records set aside in ${loaded.corruption.setAside.join(', ')}`);
-    cleanups.unshift(() => catalogServer.stop());
   }
 
   const config = loadConfigOrExit(env);
   const catalog = await Catalog.connect(config.mongoUrl);
   let keyLine: string;
   try {
-    if (embeddedCatalog) await reconcile(catalog, config);
+    if (embeddedCatalog) await reconcileAtStart(catalog, config, say);
     if (config.apiKeysSeed) {
       const first = parseKeySeed(config.apiKeysSeed)[0];
       keyLine = `api key   ${first.key} (user ${first.userId}, from API_KEYS_SEED)`;
@@ -125,46 +124,6 @@ async function main() {
   );
 }
 
-/**
- * The start-up reconcile (embedded catalog only: with a shared MongoDB other machines may be
- * writing meanwhile). Prints what it adopted, quarantined and dropped; nothing is deleted but
- * unexplained derivatives and staged uploads no job will finish.
- */
-async function reconcile(catalog: Catalog, config: Config): Promise<void> {
-  const connection = createQueueConnection(config.redisUrl);
-  const queue = openQueue(QUEUE_NAMES.uploadFinalize, connection);
-  try {
-    const storage = createStorage(config);
-    // First the jobs answered 202 that Redis lost: their staged uploads then count as pending.
-    const replay = await replayJobRecords(storage, connection);
-    if (replay.requeued.length || replay.unreadable.length) {
-      say(`jobs      ${replay.requeued.length} job(s) answered 202 added again from their records (Redis had lost them)` + (replay.unreadable.length ? `; ${replay.unreadable.length} unreadable record(s) left in _jobs/` : ''));
-    }
-    const started = performance.now();
-    const report = await reconcileCatalogWithStorage(catalog, storage, {
-      uploadJobPending: async (uploadId) => PENDING_JOB_STATES.has(await queue.getJobState(uploadJobId(uploadId))),
-    });
-    say(
-      `reconcile ${report.imagesChecked} catalog entries and ${report.objectsChecked} stored objects in ${Math.round(performance.now() - started)} ms: ` +
-        `${report.adopted.length} adopted, ${report.quarantined.length} quarantined, ${report.dropped.length} dropped (entries without their original, kept in lostImages), ` +
-        `${report.derivativesRemoved} derivatives of old versions removed, ${report.derivativesRecorded} re-recorded, ${report.stagingKept} staged uploads kept for their jobs, ${report.stagingCleared} cleared` +
-        (report.usageRecounted.length ? `, usage recounted for ${report.usageRecounted.length} user(s)` : ''),
-    );
-    const shown = 20;
-    for (const key of report.adopted.slice(0, shown)) say(`reconcile   adopted     ${key}`);
-    for (const q of report.quarantined.slice(0, shown)) say(`reconcile   quarantined ${q.key} -> ${q.to}: ${q.reason}`);
-    for (const d of report.dropped.slice(0, shown)) say(`reconcile   dropped     ${d.storageKey} (image ${d.imageId}): original missing`);
-    for (const f of report.failed) say(`reconcile   FAILED      ${f.key}: ${f.error} (left in place; tried again at the next start)`);
-    const more = Math.max(0, report.adopted.length - shown) + Math.max(0, report.quarantined.length - shown) + Math.max(0, report.dropped.length - shown);
-    if (more) say(`reconcile   ... and ${more} more`);
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
-}
-
-const PENDING_JOB_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
-
 const CREDENTIAL_FILE = () => path.join(dataDir, 'dev-credential.json');
 
 /** A development credential that survives restarts (kept in ./data, also in the catalog snapshot). */
@@ -177,7 +136,9 @@ async function devCredential(catalog: Catalog): Promise<string> {
     return `api key   ${saved.key} (user ${saved.userId}; secret in ${file})`;
   }
   const cred = await createCredential(catalog, 'demo', 'pro');
-  fs.writeFileSync(file, JSON.stringify({ userId: cred.userId, key: cred.key, secret: cred.secret }, null, 2), { mode: 0o600 });
+  // Printed to the user as their key: kept like any acknowledged write.
+  await writeFileSynced(`${file}.tmp`, Buffer.from(JSON.stringify({ userId: cred.userId, key: cred.key, secret: cred.secret }, null, 2)), 0o600);
+  await renameDurably(`${file}.tmp`, file);
   return `api key   ${cred.key} (user ${cred.userId}, new; saved with its secret in ${file})`;
 }
 

@@ -56,6 +56,8 @@ export interface Config {
   keylessMaxSide: number;
   /** A render running longer is cancelled (libvips' own timeout) and answered 422; 0 = no limit. */
   renderTimeoutSeconds: number;
+  /** Largest output (width × height after dpr, crop, rot and pad) a render may produce, checked before decoding. */
+  maxOutputPixels: number;
   /**
    * Jobs one tenant may have waiting per queue (0 = no per-tenant accounting). Past it the tenant
    * gets 429; below it, a tenant's jobs beyond its first queue behind other tenants' (see JobProducer).
@@ -230,6 +232,9 @@ export function loadConfig(env: Env = process.env): Config {
     // No upper bound here: the transform registry's largest side (MAX_SIDE) caps every output already.
     keylessMaxSide: int(env, 'KEYLESS_MAX_SIDE', 2500, 16, Number.MAX_SAFE_INTEGER),
     renderTimeoutSeconds: int(env, 'RENDER_TIMEOUT_SECONDS', 10, 0, 3600),
+    // 40 MP: 4200² (the largest box w and h allow) with room to spare; a 13×169 source asked for
+    // w=4000 would otherwise be a 4000×52000 render, refused only by the deadline after seconds.
+    maxOutputPixels: int(env, 'MAX_OUTPUT_PIXELS', 40_000_000, 1, 1_000_000_000),
     tenantMaxWaiting: int(env, 'TENANT_MAX_WAITING', 1000, 0, 10_000_000),
     maxAsyncUploadsPerUser: int(env, 'MAX_ASYNC_UPLOADS_PER_USER', 50, 1, 1_000_000),
     maxStagedBytesPerUser: int(env, 'MAX_STAGED_BYTES_PER_USER', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),

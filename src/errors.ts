@@ -59,3 +59,6 @@ export class ServiceError extends Error {
 }
 
 export const unavailable = (msg: string, retryAfterSeconds?: number) => new ServiceError('unavailable', msg, { retryAfterSeconds });
+
+/** A write refused for lack of space (ENOSPC, EDQUOT): final, not retried; the caller may try again once space is freed. */
+export const storageFull = () => unavailable('Storage is full: nothing was stored; retry once space has been freed', 30);

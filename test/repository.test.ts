@@ -45,25 +45,8 @@ function textFiles(rel: string): string[] {
   });
 }
 
-/**
- * Files still being rewritten that name work items today. An entry goes once its file is clean:
- * the test below fails while a listed file no longer offends, so the list only shrinks.
- */
-const MENTIONS_BEING_REMOVED: string[] = [];
-const MENTION_PREFIXES_BEING_REMOVED: string[] = [];
-
-/** Knots in the passport room, being untied: listed so that no new one slips in meanwhile. */
-const ARROWS_UP_BEING_REMOVED: string[] = [];
-const CIRCLES_BEING_REMOVED: string[] = [];
-
 /** Longer than 450 lines by nature: schema tables and the countries' photo rules. */
 const LONG_BY_NATURE = /\.schemas\.ts$|^src\/passport\/specs\.ts$/;
-/** Longer than 450 lines today, being split. Same rule: an entry goes once its file is short. */
-const LONG_BEING_SPLIT = [
-  'src/catalog/journal/journaled-storage-adapter.ts',
-  'src/storage/local-storage.ts',
-];
-
 describe('the repository', () => {
   it('names no work item and no folder outside it in src/, workers/, scripts/, test/, docs/ or the README', () => {
     const files = ['src', 'workers', 'scripts', 'test', 'docs', 'README.md', 'package.json', '.ci/run'].flatMap(textFiles);
@@ -72,13 +55,7 @@ describe('the repository', () => {
       const found = forbiddenMentions(fs.readFileSync(path.join(repoRoot, file), 'utf8'), repoRoot);
       if (found.length > 0) offenders.set(file, found);
     }
-    const beingRemoved = (file: string) => MENTIONS_BEING_REMOVED.includes(file) || MENTION_PREFIXES_BEING_REMOVED.some((p) => file.startsWith(p));
-    const unexpected = [...offenders].filter(([file]) => !beingRemoved(file)).map(([file, found]) => `${file}: ${found.join(', ')}`);
-    expect(unexpected).to.deep.equal([]);
-    const clean = MENTIONS_BEING_REMOVED.filter((file) => !offenders.has(file));
-    expect(clean, 'clean now: remove from MENTIONS_BEING_REMOVED').to.deep.equal([]);
-    const cleanFolders = MENTION_PREFIXES_BEING_REMOVED.filter((prefix) => ![...offenders.keys()].some((file) => file.startsWith(prefix)));
-    expect(cleanFolders, 'clean now: remove from MENTION_PREFIXES_BEING_REMOVED').to.deep.equal([]);
+    expect([...offenders].map(([file, found]) => `${file}: ${found.join(', ')}`)).to.deep.equal([]);
   });
 
   it('finds each kind of forbidden mention (the check above can fail)', () => {
@@ -98,10 +75,8 @@ describe('the repository', () => {
     const graph = readImportGraph(repoRoot);
     const up = arrowsUp(graph);
     const circles = importCircles(graph).map((c) => c.join(' <-> '));
-    expect(up.filter((a) => !ARROWS_UP_BEING_REMOVED.includes(a)), 'arrows running up').to.deep.equal([]);
-    expect(circles.filter((c) => !CIRCLES_BEING_REMOVED.includes(c)), 'import circles').to.deep.equal([]);
-    expect(ARROWS_UP_BEING_REMOVED.filter((a) => !up.includes(a)), 'gone now: remove from ARROWS_UP_BEING_REMOVED').to.deep.equal([]);
-    expect(CIRCLES_BEING_REMOVED.filter((c) => !circles.includes(c)), 'gone now: remove from CIRCLES_BEING_REMOVED').to.deep.equal([]);
+    expect(up, 'arrows running up').to.deep.equal([]);
+    expect(circles, 'import circles').to.deep.equal([]);
   });
 
   it('finds an arrow running up and an import circle (the check above can fail)', () => {
@@ -127,8 +102,7 @@ describe('the repository', () => {
   it('no code file is over 450 lines, schema tables and country data excepted', () => {
     const graph = readImportGraph(repoRoot);
     const long = longFiles(repoRoot, graph.files, 450).map((f) => f.file);
-    expect(long.filter((f) => !LONG_BY_NATURE.test(f) && !LONG_BEING_SPLIT.includes(f)), 'files over 450 lines').to.deep.equal([]);
-    expect(LONG_BEING_SPLIT.filter((f) => !long.includes(f)), 'short now: remove from LONG_BEING_SPLIT').to.deep.equal([]);
+    expect(long.filter((f) => !LONG_BY_NATURE.test(f)), 'files over 450 lines').to.deep.equal([]);
   });
 
   it('ships the interface specification and a licence-clean corpus with its sources', () => {

@@ -13,7 +13,7 @@ import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, publishJobOutcome, type QueueName, type RecordedJobData } from '../src/jobs/job-contract.js';
 import { createBlockingConnection, createQueueConnection, isFinalFailure } from '../src/jobs/queues.js';
-import { replayJobRecords } from '../src/jobs/job-records.js';
+import { recordJobOutcome, replayJobRecords, sweepJobRecords, type RecordedOutcome } from '../src/jobs/job-records.js';
 import { JobMetricsPublisher } from '../src/jobs/job-metrics.js';
 import { WorkerHeartbeat } from '../src/jobs/worker-heartbeat.js';
 import { releaseTenantJob, tenantOfJobData } from '../src/jobs/tenant-queue.js';
@@ -83,10 +83,10 @@ export class WorkerProcess {
       // stored, and the job's state follows within a moment (~1 ms off every caller's wait).
       const announce = (outcome: Parameters<typeof publishJobOutcome>[1]) =>
         publishJobOutcome(this.connection!, outcome).catch((err: unknown) => this.log.debug({ err: String(err) }, 'job outcome not published'));
-      // An async job's durable record (src/jobs/job-records.ts) goes once the job has run; a crash
-      // before BullMQ marks it finished only runs the (idempotent) job again.
-      const forgetRecord = (job: { data?: RecordedJobData } | undefined) =>
-        job?.data?.jobRecordKey ? storage.delete(job.data.jobRecordKey).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job record not removed')) : undefined;
+      // An async job's durable record (src/jobs/job-records.ts) keeps its outcome once it has run,
+      // written before BullMQ marks it finished; a crash before that only runs the (idempotent) job again.
+      const recordOutcome = (job: { data?: RecordedJobData } | undefined, outcome: RecordedOutcome) =>
+        job?.data?.jobRecordKey ? recordJobOutcome(storage, job.data.jobRecordKey, outcome).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job outcome not recorded')) : undefined;
       // The third parameter makes BullMQ hand over the job's abort signal (see lockRenewalFailed below).
       const announcing: Processor = async (job, token, signal) => {
         // The job no longer waits: its tenant's next job moves up (src/jobs/tenant-queue.ts).
@@ -96,7 +96,7 @@ export class WorkerProcess {
         // Another worker owns the job now and answers for it: this run's result is dropped.
         if (signal?.aborted) throw new Error(`job ${job.id} (${name}): ${String(signal.reason)}; result dropped`);
         void announce({ queue: name, id: job.id!, ok: true, result });
-        await forgetRecord(job);
+        await recordOutcome(job, { ok: true, result, finishedOn: Date.now() });
         return result;
       };
       const worker = new Worker(name, announcing, {
@@ -114,7 +114,7 @@ export class WorkerProcess {
         // Only final failures: a failure that will be retried has no outcome yet.
         if (job?.id && isFinalFailure(job)) {
           void announce({ queue: name, id: job.id, ok: false, reason: job.failedReason ?? err.message });
-          void forgetRecord(job);
+          void recordOutcome(job, { ok: false, reason: job.failedReason ?? err.message, finishedOn: job.finishedOn ?? Date.now() });
         }
       });
       worker.on('error', (err) => this.log.error({ queue: name, err: err.message }, 'worker error'));
@@ -143,6 +143,8 @@ export class WorkerProcess {
       (replay) => replay.requeued.length > 0 && this.log.warn({ requeued: replay.requeued }, 'queued jobs lost by Redis added again from their records'),
       (err: unknown) => this.log.warn({ err: String(err) }, 'job records not replayed'),
     );
+    // Outcomes past their retention go (also without a restart).
+    setInterval(() => void sweepJobRecords(storage).catch((err: unknown) => this.log.warn({ err: String(err) }, 'job records not swept')), 10 * 60_000).unref();
     this.heartbeat = new WorkerHeartbeat(this.connection, config.heartbeatMs, { queues: [...this.queues], concurrency: config.workerConcurrency });
     await this.heartbeat.start();
     this.metrics.start();

@@ -22,7 +22,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['src/passport/'],
   ['src/vision/'],
   ['src/storage/', 'src/net/'],
-  ['src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/heap-growth.ts', 'src/shutdown.ts', 'src/types/'],
+  ['src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/heap-growth.ts', 'src/shutdown.ts', 'src/durable-files.ts', 'src/types/'],
 ];
 
 export const CODE_ROOTS = ['src', 'workers', 'scripts'];

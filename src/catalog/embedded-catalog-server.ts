@@ -7,12 +7,13 @@
 // importCatalogSnapshot() copy a catalog through the ordinary driver (also against real
 // MongoDB); start-up migrates the JSON snapshot that older versions wrote instead of a journal.
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import mongoose from 'mongoose';
 import { CongoServer } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
+import { durableFiles, renameDurably, writeAll, writeFileSynced } from '../durable-files.js';
 import { createLogger } from '../logger.js';
 import { DurableCongoServer } from './journal/durable-congo-server.js';
 import type { CompactionReport, JournalLoadReport, JournalLogger } from './journal/journaled-storage-adapter.js';
@@ -42,6 +43,8 @@ export interface EmbeddedCatalogServerOptions {
   compactMinBytes?: number;
   /** Where the journal reports torn records, damage and compactions (default: a pino logger). */
   log?: JournalLogger;
+  /** The journal stopped for good after a failed write or sync (see JournaledStorageOptions.onFailure). */
+  onJournalFailure?: (err: Error) => void;
 }
 
 export interface EmbeddedCatalogServer {
@@ -77,7 +80,7 @@ export async function startEmbeddedCatalogServer(options: EmbeddedCatalogServerO
   const port0 = options.port ?? 0;
   const migrating = options.dataDir && options.legacySnapshotFile ? await prepareMigration(options.dataDir, options.legacySnapshotFile) : false;
   const durable = options.dataDir
-    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes })
+    ? new DurableCongoServer({ host, port: port0, dir: options.dataDir, log: options.log ?? createLogger('catalog-journal'), compactMinBytes: options.compactMinBytes, onFailure: options.onJournalFailure })
     : null;
   const server = durable ?? new CongoServer({ host, port: port0, storage: 'memory' });
   await server.start();
@@ -144,18 +147,18 @@ async function prepareMigration(dataDir: string, legacyFile: string): Promise<bo
   } else if (entries.length > 0) {
     return false; // the journal already holds the catalog; the JSON file is stale
   }
-  await writeFile(path.join(dataDir, MIGRATION_MARKER), `${legacyFile}\n`);
-  await syncDirectory(dataDir);
+  // Its name is durable before any imported record is: the journal syncs this folder when it
+  // creates its first segment, before anything in it is acknowledged.
+  await writeFileSynced(path.join(dataDir, MIGRATION_MARKER), Buffer.from(`${legacyFile}\n`));
   return true;
 }
 
 async function finishMigration(url: string, dataDir: string, legacyFile: string): Promise<CatalogSnapshotSummary | null> {
   // Imported through the driver, so every document is journaled like any other write.
   const summary = await importCatalogSnapshot(url, legacyFile);
-  await rename(legacyFile, `${legacyFile}.migrated`);
-  await syncDirectory(path.dirname(legacyFile));
+  await renameDurably(legacyFile, `${legacyFile}.migrated`);
+  // Once the JSON file is renamed the marker is never read again: its removal need not be durable.
   await rm(path.join(dataDir, MIGRATION_MARKER));
-  await syncDirectory(dataDir);
   return summary;
 }
 
@@ -206,7 +209,7 @@ export async function exportCatalogSnapshot(mongoUrl: string, file: string): Pro
     const chunk = pending.join('');
     pending = [];
     pendingSize = 0;
-    await handle.write(chunk);
+    await writeAll(handle, Buffer.from(chunk));
   };
   const line = async (value: unknown) => {
     const text = EJSON.stringify(value, { relaxed: false }) + '\n';
@@ -239,29 +242,14 @@ export async function exportCatalogSnapshot(mongoUrl: string, file: string): Pro
       return { file: target, collections, documents };
     });
     await flush();
-    await handle.sync();
+    await durableFiles.sync(handle);
     await handle.close();
-    await rename(tmp, target);
-    await syncDirectory(dir);
+    await renameDurably(tmp, target);
     return summary;
   } catch (err) {
     await handle.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw err;
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  // Makes the rename durable; not supported everywhere (e.g. Windows), where it is best effort.
-  try {
-    const dh = await open(dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
-  } catch {
-    /* best effort */
   }
 }
 

@@ -7,7 +7,7 @@ import type { Storage } from './storage.js';
 export function createStorage(config: Config): Storage {
   switch (config.storageDriver) {
     case 'local':
-      return new LocalStorage({ rootDir: config.localStorageDir, publicBaseUrl: config.cdnUrl });
+      return new LocalStorage({ rootDir: config.localStorageDir, publicBaseUrl: config.cdnUrl, minFreeBytes: config.maxUploadBytes });
     case 'gcs':
       return new GcsStorage({
         bucket: config.gcsBucket,

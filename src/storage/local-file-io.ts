@@ -5,10 +5,12 @@
 // thread and then the event loop, which at 10-20 calls per transform showed as ~1 ms of the
 // front door's and the worker's time per cache miss. Direct calls block the event loop for the
 // length of one system call on a local disk; bodies above DIRECT_MAX_BYTES (and streams, which
-// the driver writes itself) stay on the thread pool.
+// the driver writes itself) stay on the thread pool, and so does every write: each is fsynced, and
+// an fsync waits for the disk.
 import fs, { constants as fsConstants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { durableFiles, writeAll } from '../durable-files.js';
 
 /** Largest body read or written with direct calls (1 MiB: ~0.1-0.3 ms on a local disk). */
 export const DIRECT_MAX_BYTES = 1024 * 1024;
@@ -25,13 +27,14 @@ export interface LocalFileIo {
   lstat(file: string): Promise<BigIntStats>;
   readText(file: string): Promise<string>;
   rename(from: string, to: string): Promise<void>;
-  mkdirp(folder: string): Promise<void>;
+  /** mkdir -p; returns the first folder it created (undefined when all existed). */
+  mkdirp(folder: string): Promise<string | undefined>;
   /** rm -f of one file. */
   remove(file: string): Promise<void>;
   /** The whole file, opened without following a link in its last component; null when not a regular file. */
   readRegularFile(file: string): Promise<Buffer | null>;
-  /** Creates `file` (never overwrites) with `bytes`; described (size, inode, mtime) when asked. */
-  writeNew(file: string, bytes: Buffer, sync: boolean, describe: boolean): Promise<WrittenFile | undefined>;
+  /** Creates `file` (never overwrites) with `bytes`, fsynced; described (size, inode, mtime) when asked. */
+  writeNew(file: string, bytes: Buffer, describe: boolean): Promise<WrittenFile | undefined>;
 }
 
 /** What the sidecar and etag need of a file just written. */
@@ -46,9 +49,7 @@ export const threadPoolIo: LocalFileIo = {
   lstat: (file) => fsp.lstat(file, { bigint: true }),
   readText: (file) => fsp.readFile(file, 'utf8'),
   rename: (from, to) => fsp.rename(from, to),
-  mkdirp: async (folder) => {
-    await fsp.mkdir(folder, { recursive: true });
-  },
+  mkdirp: (folder) => fsp.mkdir(folder, { recursive: true }),
   remove: (file) => fsp.rm(file, { force: true }),
   async readRegularFile(file) {
     const handle = await fsp.open(file, READ_NOFOLLOW);
@@ -59,12 +60,11 @@ export const threadPoolIo: LocalFileIo = {
       await handle.close();
     }
   },
-  async writeNew(file, bytes, sync, describe) {
-    const handle = await fsp.open(file, 'wx', 0o644);
+  async writeNew(file, bytes, describe) {
+    const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
-      let offset = 0;
-      while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten;
-      if (sync) await handle.sync();
+      await writeAll(handle, bytes);
+      await durableFiles.sync(handle);
       if (!describe) return undefined;
       return describeWritten(bytes.length, await handle.stat({ bigint: true }));
     } finally {
@@ -78,9 +78,7 @@ export const directIo: LocalFileIo = {
   lstat: async (file) => fs.lstatSync(file, { bigint: true }),
   readText: async (file) => fs.readFileSync(file, 'utf8'),
   rename: async (from, to) => fs.renameSync(from, to),
-  mkdirp: async (folder) => {
-    fs.mkdirSync(folder, { recursive: true });
-  },
+  mkdirp: async (folder) => fs.mkdirSync(folder, { recursive: true }),
   remove: async (file) => fs.rmSync(file, { force: true }),
   async readRegularFile(file) {
     const fd = fs.openSync(file, READ_NOFOLLOW);
@@ -100,17 +98,6 @@ export const directIo: LocalFileIo = {
       fs.closeSync(fd);
     }
   },
-  async writeNew(file, bytes, sync, describe) {
-    // fsync waits for the disk: never on the event loop.
-    if (sync || bytes.length > DIRECT_MAX_BYTES) return threadPoolIo.writeNew(file, bytes, sync, describe);
-    const fd = fs.openSync(file, 'wx', 0o644);
-    try {
-      let offset = 0;
-      while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-      if (!describe) return undefined;
-      return describeWritten(bytes.length, fs.fstatSync(fd, { bigint: true }));
-    } finally {
-      fs.closeSync(fd);
-    }
-  },
+  // fsync waits for the disk: never on the event loop.
+  writeNew: (file, bytes, describe) => threadPoolIo.writeNew(file, bytes, describe),
 };

@@ -9,18 +9,22 @@
 // puts always finds its own sidecar: content type, metadata and etag can never come from another
 // writer, without any cross-process lock.
 import { createHash, randomUUID } from 'node:crypto';
-import { constants as fsConstants, type BigIntStats, type Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { constants as fsConstants, type BigIntStats } from 'node:fs';
+import { lstat, open, readdir, realpath, rm, rmdir, stat, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
+import { durableFiles, mkdirDurably, syncCreatedFolders, writeAll } from '../durable-files.js';
 import { describeWritten, directIo, type LocalFileIo, type WrittenFile } from './local-file-io.js';
+import { clampLimit, walkKeys } from './local-key-walk.js';
+import { contentEtag, DEFAULT_CONTENT_TYPE, parseSidecar, SHA256_HEX, sidecarPath, type Sidecar } from './local-sidecar.js';
 import {
   assertSafeKey,
   assertSafePrefix,
   assertValidRange,
   InvalidStorageKeyError,
   joinPublicUrl,
+  StorageFullError,
   StorageNotFoundError,
   StorageRangeError,
   StorageUnavailableError,
@@ -35,14 +39,13 @@ import {
 export interface LocalStorageOptions {
   rootDir: string;
   publicBaseUrl: string;
+  /** check() fails below this much free space (the largest upload): the disk counts as full. */
+  minFreeBytes?: number;
 }
 
 const TEMP_DIR = '.tmp';
 const META_DIR = '.meta';
 const RESERVED_TOP_LEVEL = new Set([TEMP_DIR, META_DIR]);
-const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
-const DEFAULT_LIST_LIMIT = 1000;
-const MAX_LIST_LIMIT = 1000;
 /** Temp files older than this are leftovers of a crashed process. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 /**
@@ -52,31 +55,14 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
  */
 const VERIFIED_FOLDER_TTL_MS = 5_000;
 const VERIFIED_FOLDERS_MAX = 10_000;
-/** Longest file name segment we append "@<inode>.json" to before hashing it (NAME_MAX is 255 bytes). */
-const MAX_PLAIN_SIDECAR_BASE_BYTES = 200;
-/** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request. */
-const TRANSIENT_FS_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EROFS', 'EACCES', 'EPERM']);
-
-interface Sidecar {
-  contentType: string;
-  metadata: Record<string, string>;
-  cacheControl?: string;
-  /** Content etag: the first 128 bits of the bytes' SHA-256, hex. */
-  etag: string;
-  size: number;
-}
-
-const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-/** The etag of stored bytes, from their SHA-256 (hex): SHA-256 runs ~2x faster than MD5 here (SHA extensions). */
-function contentEtag(sha256Hex: string): string {
-  return sha256Hex.slice(0, 32);
-}
+/** fs errors that mean "the disk/process is in trouble, try again later" rather than a bad request (a full disk: StorageFullError). */
+const TRANSIENT_FS_CODES = new Set(['EIO', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EROFS', 'EACCES', 'EPERM']);
 
 export class LocalStorage implements Storage {
   readonly driver = 'local';
   private readonly root: string;
   private readonly publicBaseUrl: string;
+  private readonly minFreeBytes: number;
   /** Small file operations as direct system calls (see local-file-io.ts). */
   private readonly io: LocalFileIo = directIo;
   private realRoot: Promise<string> | undefined;
@@ -86,6 +72,7 @@ export class LocalStorage implements Storage {
   constructor(options: LocalStorageOptions) {
     this.root = path.resolve(options.rootDir);
     this.publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
+    this.minFreeBytes = options.minFreeBytes ?? 0;
   }
 
   async put(key: string, body: Buffer | Readable, options: PutOptions = {}): Promise<StoredObject> {
@@ -97,16 +84,18 @@ export class LocalStorage implements Storage {
     let placedSidecar: string | undefined;
     let placedData = false;
     try {
-      // Data and sidecar are fsynced before they are renamed into place, unless the caller can re-create them.
-      const sync = options.durable !== false;
+      // Data and sidecar are always fsynced before they are renamed into place: a name that
+      // survives a power cut never shows torn or empty bytes. The folders are synced after the
+      // renames only when the caller cannot re-create the object.
+      const syncNames = options.durable !== false;
       if (options.sha256 !== undefined && !(Buffer.isBuffer(body) && SHA256_HEX.test(options.sha256))) {
         throw new TypeError('put: sha256 must be the hex SHA-256 of a Buffer body');
       }
-      const hashed = await this.writeNewFile(tempData, body, sync, options.sha256).catch(async (err: unknown) => {
+      const hashed = await this.writeNewFile(tempData, body, options.sha256).catch(async (err: unknown) => {
         // The temp folder is made at start; made again if it was removed since.
         if (!isFsError(err, 'ENOENT')) throw err;
         await this.io.mkdirp(tempDir);
-        return this.writeNewFile(tempData, body, sync, options.sha256);
+        return this.writeNewFile(tempData, body, options.sha256);
       });
       const written = hashed.file;
       const sidecar: Sidecar = {
@@ -117,11 +106,11 @@ export class LocalStorage implements Storage {
         size: written.size,
       };
       placedSidecar = this.sidecarPath(key, written.inode);
-      const sidecarPlaced = this.io.writeNew(tempSidecar, Buffer.from(JSON.stringify(sidecar)), sync, false).then(() =>
-        this.moveIntoPlace(key, tempSidecar, placedSidecar!),
+      const sidecarPlaced = this.io.writeNew(tempSidecar, Buffer.from(JSON.stringify(sidecar)), false).then(() =>
+        this.moveIntoPlace(key, tempSidecar, placedSidecar!, syncNames),
       );
       const [replaced] = await Promise.all([this.io.lstat(target).catch(() => undefined), sidecarPlaced]);
-      await this.moveIntoPlace(key, tempData, target);
+      await this.moveIntoPlace(key, tempData, target, syncNames);
       placedData = true;
       // The replaced version's sidecar is garbage now. (Under concurrent puts of one key a
       // sidecar can be missed here; it is never read, since no live file has its inode.)
@@ -191,6 +180,8 @@ export class LocalStorage implements Storage {
       if (isFsError(err, 'ENOENT')) return false;
       throw this.translateError(err, key);
     }
+    // An acknowledged delete must not come back after a power cut.
+    await durableFiles.syncDirectory(path.dirname(target));
     const sidecar = this.sidecarPath(key, info.ino);
     await rm(sidecar, { force: true });
     await this.pruneEmptyFolders(path.dirname(target), this.root);
@@ -215,7 +206,7 @@ export class LocalStorage implements Storage {
 
     const items: StoredObject[] = [];
     let hasMore = false;
-    for await (const key of this.walkKeys(startFolder, folderKey ? `${folderKey}/` : '', prefix, cursor)) {
+    for await (const key of walkKeys(startFolder, folderKey ? `${folderKey}/` : '', prefix, cursor, RESERVED_TOP_LEVEL)) {
       if (items.length === limit) {
         hasMore = true;
         break;
@@ -235,11 +226,14 @@ export class LocalStorage implements Storage {
     try {
       await this.ensureReady();
       const probe = path.join(this.root, TEMP_DIR, `check-${randomUUID()}`);
-      await this.io.writeNew(probe, Buffer.from('ok'), true, false);
+      await this.io.writeNew(probe, Buffer.from('ok'), false);
       await rm(probe, { force: true });
     } catch (err) {
-      throw new StorageUnavailableError(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
+      const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
+      throw new (full ? StorageFullError : StorageUnavailableError)(`Local storage at ${this.root} is not writable: ${(err as Error).message}`, { cause: err });
     }
+    const { bavail, bsize } = await statfs(this.root);
+    if (bavail * bsize < this.minFreeBytes) throw new StorageFullError(`Local storage at ${this.root} is full: ${bavail * bsize} bytes free, less than one upload of ${this.minFreeBytes} bytes (MAX_UPLOAD_BYTES)`);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -248,8 +242,9 @@ export class LocalStorage implements Storage {
   private ensureReady(): Promise<string> {
     if (!this.realRoot) {
       this.realRoot = (async () => {
-        await mkdir(path.join(this.root, TEMP_DIR), { recursive: true });
-        await mkdir(path.join(this.root, META_DIR), { recursive: true });
+        // Durably: an object's sidecar lives under .meta, and losing the folder loses them all.
+        await mkdirDurably(path.join(this.root, TEMP_DIR));
+        await mkdirDurably(path.join(this.root, META_DIR));
         await this.sweepStaleTempFiles();
         return realpath(this.root);
       })();
@@ -322,7 +317,10 @@ export class LocalStorage implements Storage {
   }
 
   private async describe(key: string, info: BigIntStats): Promise<StoredObject> {
-    const sidecar = await this.readSidecar(key, info.ino);
+    const sidecar = await this.io
+      .readText(this.sidecarPath(key, info.ino))
+      .then(parseSidecar)
+      .catch(() => undefined); // missing or unreadable: fall back to what the file itself tells
     const size = Number(info.size);
     const trusted = sidecar !== undefined && sidecar.size === size;
     return {
@@ -337,41 +335,20 @@ export class LocalStorage implements Storage {
     };
   }
 
-  private async readSidecar(key: string, inode: bigint): Promise<Sidecar | undefined> {
-    try {
-      const parsed = JSON.parse(await this.io.readText(this.sidecarPath(key, inode))) as Partial<Sidecar>;
-      const etag = parsed.etag;
-      if (typeof etag !== 'string' || typeof parsed.size !== 'number') return undefined;
-      return {
-        contentType: typeof parsed.contentType === 'string' ? parsed.contentType : DEFAULT_CONTENT_TYPE,
-        metadata: parsed.metadata && typeof parsed.metadata === 'object' ? parsed.metadata : {},
-        cacheControl: typeof parsed.cacheControl === 'string' ? parsed.cacheControl : undefined,
-        etag,
-        size: parsed.size,
-      };
-    } catch {
-      return undefined; // missing or unreadable: fall back to what the file itself tells
-    }
-  }
-
   private sidecarPath(key: string, inode: bigint): string {
-    const segments = key.split('/');
-    const base = segments.pop()!;
-    const safeBase =
-      Buffer.byteLength(base) <= MAX_PLAIN_SIDECAR_BASE_BYTES ? base : `#${createHash('sha256').update(base).digest('hex')}`;
-    return path.join(this.root, META_DIR, ...segments, `${safeBase}@${inode}.json`);
+    return sidecarPath(path.join(this.root, META_DIR), key, inode);
   }
 
   /**
    * Writes a new file (never an existing one); returns what the sidecar needs and the bytes'
    * SHA-256 (`knownSha256` when the caller has it, or hashed here).
    */
-  private async writeNewFile(file: string, body: Buffer | Readable, sync: boolean, knownSha256?: string): Promise<{ file: WrittenFile; sha256: string }> {
+  private async writeNewFile(file: string, body: Buffer | Readable, knownSha256?: string): Promise<{ file: WrittenFile; sha256: string }> {
     if (Buffer.isBuffer(body)) {
       const sha256 = knownSha256 ?? createHash('sha256').update(body).digest('hex');
-      return { file: (await this.io.writeNew(file, body, sync, true))!, sha256 };
+      return { file: (await this.io.writeNew(file, body, true))!, sha256 };
     }
-    const handle = await open(file, 'wx', 0o644);
+    const handle = await durableFiles.open(file, 'wx', 0o644);
     try {
       const hash = createHash('sha256');
       let size = 0;
@@ -380,13 +357,9 @@ export class LocalStorage implements Storage {
         const bytes = toBuffer(chunk);
         hash.update(bytes);
         size += bytes.length;
-        let offset = 0;
-        while (offset < bytes.length) {
-          const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
-          offset += bytesWritten;
-        }
+        await writeAll(handle, bytes);
       }
-      if (sync) await handle.sync();
+      await durableFiles.sync(handle);
       return { file: describeWritten(size, await handle.stat({ bigint: true })), sha256: hash.digest('hex') };
     } finally {
       await handle.close();
@@ -395,13 +368,18 @@ export class LocalStorage implements Storage {
 
   /**
    * rename() into place, creating folders when missing (tried first without: folders usually
-   * exist); retries when a concurrent delete pruned a folder meanwhile.
+   * exist); retries when a concurrent delete pruned a folder meanwhile. `durable`: the new name
+   * (and any folder created for it) survives a power cut before this resolves.
    */
-  private async moveIntoPlace(key: string, from: string, to: string): Promise<void> {
+  private async moveIntoPlace(key: string, from: string, to: string, durable: boolean): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        if (attempt > 1) await this.io.mkdirp(path.dirname(to));
+        const created = attempt > 1 ? await this.io.mkdirp(path.dirname(to)) : undefined;
         await this.io.rename(from, to);
+        if (durable) {
+          await syncCreatedFolders(created, path.dirname(to));
+          await durableFiles.syncDirectory(path.dirname(to));
+        }
         return;
       } catch (err) {
         if (isFsError(err, 'ENOENT') && attempt < 6) continue;
@@ -426,39 +404,6 @@ export class LocalStorage implements Storage {
     }
   }
 
-  /**
-   * Yields keys under `folder` in lexicographic (UTF-8 byte) order, lazily. Folders sort as
-   * "name/" so "a-b" comes before everything in "a/", exactly like the flat key order.
-   * Symbolic links, the driver's folders and subtrees that cannot match are skipped.
-   */
-  private async *walkKeys(folder: string, keyPrefix: string, prefix: string, cursor: string): AsyncGenerator<string> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(folder, { withFileTypes: true });
-    } catch (err) {
-      if (isFsError(err, 'ENOENT') || isFsError(err, 'ENOTDIR')) return;
-      throw err;
-    }
-    const candidates = entries
-      .filter((entry) => entry.isFile() || entry.isDirectory())
-      .filter((entry) => !(keyPrefix === '' && RESERVED_TOP_LEVEL.has(entry.name)))
-      .map((entry) => {
-        const sortKey = `${keyPrefix}${entry.name}${entry.isDirectory() ? '/' : ''}`;
-        return { entry, sortKey, bytes: Buffer.from(sortKey) };
-      })
-      .sort((a, b) => Buffer.compare(a.bytes, b.bytes));
-    for (const { entry, sortKey } of candidates) {
-      if (entry.isDirectory()) {
-        if (!sortKey.startsWith(prefix) && !prefix.startsWith(sortKey)) continue;
-        // Every key in this subtree sorts before the cursor: nothing to yield there.
-        if (cursor && compareUtf8(cursor, sortKey) >= 0 && !cursor.startsWith(sortKey)) continue;
-        yield* this.walkKeys(path.join(folder, entry.name), sortKey, prefix, cursor);
-      } else if (sortKey.startsWith(prefix) && (!cursor || compareUtf8(sortKey, cursor) > 0)) {
-        yield sortKey;
-      }
-    }
-  }
-
   private async sweepStaleTempFiles(): Promise<void> {
     const tempDir = path.join(this.root, TEMP_DIR);
     const names = await readdir(tempDir).catch(() => [] as string[]);
@@ -477,6 +422,7 @@ export class LocalStorage implements Storage {
     if (isFsError(err, 'ELOOP')) return new InvalidStorageKeyError(key, 'is a symbolic link');
     if (isFsError(err, 'ENAMETOOLONG')) return new InvalidStorageKeyError(key, 'a path segment is too long for the filesystem');
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') return new StorageFullError(`Local storage is full, ${key} not stored: ${(err as Error).message}`, { cause: err });
     if (code && TRANSIENT_FS_CODES.has(code)) {
       return new StorageUnavailableError(`Local storage failed for ${key}: ${(err as Error).message}`, { cause: err });
     }
@@ -492,10 +438,6 @@ function isInside(candidate: string, folder: string): boolean {
   return candidate.startsWith(folder.endsWith(path.sep) ? folder : folder + path.sep);
 }
 
-function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 function toBuffer(chunk: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
   if (typeof chunk === 'string') return Buffer.from(chunk);
@@ -503,8 +445,4 @@ function toBuffer(chunk: unknown): Buffer {
   throw new TypeError('put() streams must yield Buffers, Uint8Arrays or strings');
 }
 
-function clampLimit(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_LIST_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`list limit must be a positive integer, got ${limit}`);
-  return Math.min(limit, MAX_LIST_LIMIT);
-}
+

@@ -19,8 +19,9 @@ export interface PutOptions {
   /** Cache-Control to store with the object (GCS serves it to browsers). */
   cacheControl?: string;
   /**
-   * false: the object can be re-created (a derivative), so the driver may skip flushing it to
-   * disk before it becomes visible; a power cut may then lose it (it is rendered again on demand).
+   * false: the object can be re-created (a derivative), so the driver may skip making its name
+   * durable before it becomes visible: a power cut may lose it (it is rendered again on demand),
+   * but never leaves it torn or empty under its name.
    */
   durable?: boolean;
   /**
@@ -98,10 +99,15 @@ export class StorageRangeError extends RangeError {
 
 /** Marks failures worth retrying (network, 5xx, timeouts) so job processors can back off. */
 export class StorageUnavailableError extends Error {
-  readonly code = 'STORAGE_UNAVAILABLE';
+  readonly code: string = 'STORAGE_UNAVAILABLE';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/** No space left for the write (ENOSPC, EDQUOT): retrying at once cannot help. */
+export class StorageFullError extends StorageUnavailableError {
+  override readonly code = 'STORAGE_FULL';
 }
 
 /**

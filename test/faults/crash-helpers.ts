@@ -145,8 +145,8 @@ export function useCrashSite(options: { startTree?: boolean } = {}): () => Crash
 }
 
 /** `npm run keys -- create --user <id> --json` against the running tree (finds it through DATA_DIR/runtime.json). */
-export async function createKeyWithCli(dataDir: string, userId: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+export async function createKeyWithCli(dataDir: string, userId: string, extraEnv: Record<string, string> = {}): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ...extraEnv };
   for (const name of EXTERNAL) delete env[name];
   const child = spawn(process.execPath, [KEYS, 'create', '--user', userId, '--plan', 'pro', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -201,6 +201,40 @@ async function listAll(tree: PictorTree, key: string): Promise<{ imageId: string
     if (!page.body.has_more) return all;
     cursor = page.body.next_cursor as string;
   }
+}
+
+/**
+ * Two streams uploading into `tree` (public ids `compact/<n>`, n from `nextId`) until `stop()`;
+ * `compacted` resolves to true once a snapshot newer than those at the call appeared in
+ * DATA_DIR/catalog (false after 60 s without). `stop` returns the new snapshots' names.
+ */
+export function uploadWhileCompacting(tree: PictorTree, ack: Acknowledged, dataDir: string, nextId: () => number) {
+  const catalogDir = path.join(dataDir, 'catalog');
+  // (The folder may be replaced meanwhile by a simulated power cut: nothing to list then.)
+  const snapshots = () => (fs.existsSync(catalogDir) ? fs.readdirSync(catalogDir).filter((f) => f.startsWith('snapshot-')) : []);
+  const before = new Set(snapshots());
+  let stopped = false;
+  const streams = [0, 1].map(async () => {
+    while (!stopped) {
+      // Taken before the await: two streams uploading different bytes under one public_id would
+      // race (the later finalize wins, not the later answer).
+      const id = nextId();
+      await uploadAcknowledged(tree, ack, await distinctJpeg(id), `compact/${id}`).catch(() => undefined);
+    }
+  });
+  const compacted = (async () => {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) if (snapshots().some((f) => !before.has(f))) return true;
+    return false;
+  })();
+  return {
+    compacted,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(streams);
+      return snapshots().filter((f) => !before.has(f));
+    },
+    hadSnapshot: before.size > 0,
+  };
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */

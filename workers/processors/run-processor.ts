@@ -1,7 +1,8 @@
-// Wraps a processor: bad input (ServiceError) fails at once without retries; anything else
-// (storage, network, catalog) is thrown as-is so BullMQ retries it with backoff.
+// Wraps a processor: bad input (ServiceError) and a full disk fail at once without retries;
+// anything else (storage, network, catalog) is thrown as-is so BullMQ retries it with backoff.
 import type { Job } from 'bullmq';
-import { ServiceError } from '../../src/errors.js';
+import { ServiceError, storageFull } from '../../src/errors.js';
+import { StorageFullError } from '../../src/storage/storage.js';
 import { unrecoverable } from '../../src/jobs/job-contract.js';
 
 export function guarded<D, R>(fn: (job: Job<D, R>) => Promise<R>) {
@@ -10,6 +11,7 @@ export function guarded<D, R>(fn: (job: Job<D, R>) => Promise<R>) {
       return await fn(job);
     } catch (err) {
       if (err instanceof ServiceError && err.status < 500) throw unrecoverable(err);
+      if (err instanceof StorageFullError) throw unrecoverable(storageFull());
       throw err;
     }
   };

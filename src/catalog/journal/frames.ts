@@ -15,6 +15,20 @@ export function encodeFrame(payload: Uint8Array): Buffer {
   return frame;
 }
 
+type FrameAt = { payload: Buffer; end: number } | { problem: string };
+
+/** The whole, valid record starting at `offset`, or why there is none. */
+function frameAt(buf: Buffer, offset: number): FrameAt {
+  if (buf.length - offset < HEADER_BYTES) return { problem: `partial record header at byte ${offset}` };
+  const length = buf.readUInt32LE(offset);
+  if (length === 0 || length > MAX_PAYLOAD_BYTES) return { problem: `implausible record length ${length} at byte ${offset}` };
+  const end = offset + HEADER_BYTES + length;
+  if (end > buf.length) return { problem: `record at byte ${offset} cut off (${buf.length - offset - HEADER_BYTES} of ${length} bytes)` };
+  const payload = buf.subarray(offset + HEADER_BYTES, end);
+  if (crc32(payload) !== buf.readUInt32LE(offset + 4)) return { problem: `checksum mismatch in record at byte ${offset}` };
+  return { payload, end };
+}
+
 export interface FrameScan {
   payloads: Buffer[];
   /** Bytes from the start that hold whole, valid records. */
@@ -23,19 +37,53 @@ export interface FrameScan {
   problem?: string;
 }
 
-export function scanFrames(buf: Buffer): FrameScan {
+/** The valid records from the start up to the first bad one. */
+export function scanFrames(buf: Buffer, from = 0): FrameScan {
   const payloads: Buffer[] = [];
-  let offset = 0;
+  let offset = from;
   while (offset < buf.length) {
-    if (buf.length - offset < HEADER_BYTES) return { payloads, validLength: offset, problem: `partial record header at byte ${offset}` };
-    const length = buf.readUInt32LE(offset);
-    if (length === 0 || length > MAX_PAYLOAD_BYTES) return { payloads, validLength: offset, problem: `implausible record length ${length} at byte ${offset}` };
-    const end = offset + HEADER_BYTES + length;
-    if (end > buf.length) return { payloads, validLength: offset, problem: `record at byte ${offset} cut off (${buf.length - offset - HEADER_BYTES} of ${length} bytes)` };
-    const payload = buf.subarray(offset + HEADER_BYTES, end);
-    if (crc32(payload) !== buf.readUInt32LE(offset + 4)) return { payloads, validLength: offset, problem: `checksum mismatch in record at byte ${offset}` };
-    payloads.push(payload);
-    offset = end;
+    const frame = frameAt(buf, offset);
+    if ('problem' in frame) return { payloads, validLength: offset, problem: frame.problem };
+    payloads.push(frame.payload);
+    offset = frame.end;
   }
   return { payloads, validLength: offset };
+}
+
+/** Bytes that hold no valid record: [offset, end). */
+export interface DamagedRange {
+  offset: number;
+  end: number;
+  reason: string;
+}
+
+export interface FullFrameScan {
+  /** Every valid record, in file order, with where it starts. */
+  records: { offset: number; payload: Buffer }[];
+  /** Runs of bytes between valid records (or before the end) that are not valid records. */
+  damage: DamagedRange[];
+}
+
+/**
+ * Every valid record of the buffer, also after damage: past a bad record, reading resumes at the
+ * next byte where a whole record with a matching CRC starts. A damaged range that reaches the end
+ * of the buffer has no valid record after it (what a torn append leaves).
+ */
+export function scanAllFrames(buf: Buffer): FullFrameScan {
+  const records: FullFrameScan['records'] = [];
+  const damage: DamagedRange[] = [];
+  let offset = 0;
+  while (offset < buf.length) {
+    const frame = frameAt(buf, offset);
+    if (!('problem' in frame)) {
+      records.push({ offset, payload: frame.payload });
+      offset = frame.end;
+      continue;
+    }
+    let next = offset + 1;
+    while (next < buf.length && 'problem' in frameAt(buf, next)) next++;
+    damage.push({ offset, end: next, reason: frame.problem });
+    offset = next;
+  }
+  return { records, damage };
 }

@@ -2,7 +2,7 @@
 //   journal-<seq>.log      append-only segments, replayed in sequence order
 //   snapshot-<seq>.bson    the whole catalog; covers every segment numbered below <seq>
 //   *.tmp                  a snapshot being written (removed at start: never renamed into place)
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 const SEGMENT = /^journal-(\d{12})\.log$/;
@@ -29,16 +29,6 @@ export async function listJournalDir(dir: string): Promise<JournalDirListing> {
   listing.segments.sort((a, b) => a - b);
   listing.snapshots.sort((a, b) => a - b);
   return listing;
-}
-
-/** Makes creations, renames and deletions in `dir` durable (a file's own fsync does not). */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 export const inDir = (dir: string, name: string): string => path.join(dir, name);

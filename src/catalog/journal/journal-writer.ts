@@ -2,8 +2,9 @@
 // order) and made durable by one flusher with group commit: it takes everything appended so far,
 // writes it, fdatasyncs once and releases every waiter up to that position. While one flush is on
 // disk the next group collects, so a sync is shared by all commands that finished meanwhile.
-import { open, type FileHandle } from 'node:fs/promises';
-import { inDir, segmentName, syncDir } from './journal-files.js';
+import type { FileHandle } from 'node:fs/promises';
+import { durableFiles, writeAll } from '../../durable-files.js';
+import { inDir, segmentName } from './journal-files.js';
 
 interface PendingRecord {
   segment: number;
@@ -109,7 +110,7 @@ export class JournalWriter {
           await this.writeToSegment(batch[start].segment, Buffer.concat(batch.slice(start, end).map((r) => r.frame)));
           start = end;
         }
-        await this.handle!.datasync();
+        await durableFiles.datasync(this.handle!);
         this.syncs++;
         this.durableTo = target;
         this.release();
@@ -126,19 +127,15 @@ export class JournalWriter {
   private async writeToSegment(segment: number, data: Buffer): Promise<void> {
     if (segment !== this.handleSegment) {
       if (this.handle) {
-        await this.handle.datasync();
+        await durableFiles.datasync(this.handle);
         await this.handle.close();
       }
-      this.handle = await open(inDir(this.dir, segmentName(segment)), 'a', 0o600);
+      this.handle = await durableFiles.open(inDir(this.dir, segmentName(segment)), 'a', 0o600);
       this.handleSegment = segment;
       // the new file's directory entry must be durable before anything in it is acknowledged
-      await syncDir(this.dir);
+      await durableFiles.syncDirectory(this.dir);
     }
-    let offset = 0;
-    while (offset < data.length) {
-      const { bytesWritten } = await this.handle!.write(data, offset, data.length - offset);
-      offset += bytesWritten;
-    }
+    await writeAll(this.handle!, data);
   }
 
   private release(): void {

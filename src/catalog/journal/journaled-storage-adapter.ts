@@ -8,63 +8,19 @@
 // then writes a snapshot by walking the live maps in small slices. The walk is fuzzy (documents
 // are read at different moments), which is safe because every change after the rotation is also
 // in the new segment as a full post-image or delete, replayed over the snapshot in order.
-import { mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { open, readFile, rm, truncate } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
-import { MemoryStorageAdapter, plugins } from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
-import { idKey } from '@push.rocks/smartmongo/dist_ts/congodb/engine/BsonKeys.js';
-import { encodeFrame, scanFrames } from './frames.js';
-import { inDir, listJournalDir, segmentName, snapshotName, syncDir } from './journal-files.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { durableFiles, mkdirDurably } from '../../durable-files.js';
+import { encodeFrame } from './frames.js';
+import { checkSegment, checkSnapshot } from './journal-damage.js';
+import { inDir, listJournalDir, segmentName, snapshotName } from './journal-files.js';
+import { encodeRecord, type Doc, type IndexSpec, type JournalRecord } from './journal-records.js';
 import { JournalWriter } from './journal-writer.js';
+import { applyRecord, MemoryAdapterBase } from './replay.js';
+import { writeSnapshot } from './snapshot-writer.js';
 
-const { serialize, deserialize } = plugins.bson;
-type Doc = Record<string, unknown> & { _id?: unknown };
-interface IndexSpec {
-  name: string;
-  key: Record<string, unknown>;
-  [option: string]: unknown;
-}
 
-/** The parts of the (patched) MemoryStorageAdapter this subclass builds on; see patches/. */
-interface MemoryAdapterInternals {
-  databases: Map<string, Map<string, Map<string, Doc>>>;
-  indexes: Map<string, Map<string, IndexSpec[]>>;
-  uniqueState: Map<string, unknown>;
-  ensureCollection(db: string, coll: string): Map<string, Doc>;
-  findAll(db: string, coll: string): Promise<Doc[]>;
-  findById(db: string, coll: string, id: unknown): Promise<Doc | null>;
-  findCandidates(db: string, coll: string, filter: unknown): Doc[] | null;
-  count(db: string, coll: string): Promise<number>;
-  getUniqueState(db: string, coll: string): unknown[];
-  initialize(): Promise<void>;
-  close(): Promise<void>;
-  createDatabase(db: string): Promise<void>;
-  dropDatabase(db: string): Promise<boolean>;
-  createCollection(db: string, coll: string): Promise<void>;
-  dropCollection(db: string, coll: string): Promise<boolean>;
-  renameCollection(db: string, from: string, to: string): Promise<void>;
-  insertOne(db: string, coll: string, doc: Doc): Promise<Doc>;
-  updateById(db: string, coll: string, id: unknown, doc: Doc): Promise<boolean>;
-  deleteById(db: string, coll: string, id: unknown): Promise<boolean>;
-  saveIndex(db: string, coll: string, name: string, spec: Omit<IndexSpec, 'name'>): Promise<void>;
-  dropIndex(db: string, coll: string, name: string): Promise<boolean>;
-}
-const MemoryAdapterBase = MemoryStorageAdapter as unknown as new () => MemoryAdapterInternals;
-
-/** Journal record kinds (field `o`). */
-type JournalRecord =
-  | { o: 'put'; db: string; c: string; d: Doc }
-  | { o: 'del'; db: string; c: string; id: unknown }
-  | { o: 'cd' | 'dd'; db: string }
-  | { o: 'cc' | 'dc'; db: string; c: string }
-  | { o: 'rc'; db: string; c: string; to: string }
-  | { o: 'si'; db: string; c: string; spec: IndexSpec }
-  | { o: 'di'; db: string; c: string; name: string }
-  | { o: 'ix'; db: string; c: string; specs: IndexSpec[] }
-  | { o: 'snapshot'; v: number; seq: number }
-  | { o: 'end'; documents: number };
-
-const SNAPSHOT_VERSION = 1;
 
 export interface JournalLogger {
   info(obj: object, msg: string): void;
@@ -79,6 +35,8 @@ export interface JournaledStorageOptions {
   compactMinBytes?: number;
   /** Longest synchronous slice of snapshot writing before yielding to commands. */
   compactSliceMs?: number;
+  /** Called once the journal has stopped for good (a write or sync failed): the process should exit and start again from the journal. */
+  onFailure?: (err: Error) => void;
 }
 
 export interface JournalLoadReport {
@@ -88,8 +46,6 @@ export interface JournalLoadReport {
   bytes: number;
   /** Bytes cut off the end of the last segment (a torn append from a crash), with the reason. */
   droppedTail: { file: string; offset: number; bytes: number; reason: string } | null;
-  /** Damage before the end of the journal; the named files were set aside, not deleted. */
-  corruption: { file: string; offset: number; reason: string; setAside: string[] } | null;
   ms: number;
 }
 
@@ -114,6 +70,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   private readonly log: JournalLogger;
   private readonly compactMinBytes: number;
   private readonly compactSliceMs: number;
+  private readonly onFailure: ((err: Error) => void) | undefined;
   /** Journal position at the start of the segments the newest snapshot does not cover. */
   private uncoveredFrom = 0;
   private snapshotBytes = 0;
@@ -138,6 +95,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     this.log = options.log;
     this.compactMinBytes = options.compactMinBytes ?? 64 * 1024 * 1024;
     this.compactSliceMs = options.compactSliceMs ?? 2;
+    this.onFailure = options.onFailure;
   }
 
   /** The journal position a reply must wait for (everything applied so far). */
@@ -198,11 +156,14 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   // Start and stop
 
   override async initialize(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdirDurably(this.dir, 0o700);
     this.loadReport = await this.load();
     const { segments, snapshots } = await listJournalDir(this.dir);
     const next = Math.max(0, ...segments, ...snapshots) + 1;
-    this.writer = new JournalWriter(this.dir, next, (err) => this.log.error({ err }, 'catalog journal failed; the catalog stops acknowledging commands'));
+    this.writer = new JournalWriter(this.dir, next, (err) => {
+      this.log.error({ err }, 'catalog journal failed; the catalog stops acknowledging commands');
+      this.onFailure?.(err);
+    });
     this.uncoveredFrom = -this.loadReport.bytes; // replayed segment bytes count towards compaction
     this.maybeCompact();
   }
@@ -287,7 +248,7 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     if (!this.writer) return; // replaying at start: the records are already on disk
     let frame: Buffer;
     try {
-      frame = encodeFrame(serialize(record));
+      frame = encodeFrame(encodeRecord(record));
     } catch (err) {
       // Applied in memory but not journaled: stop acknowledging rather than diverge silently.
       this.writer.abort(err instanceof Error ? err : new Error(String(err)));
@@ -314,122 +275,46 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
   // Replay
 
   private apply(record: JournalRecord): void {
-    switch (record.o) {
-      case 'put':
-        super.ensureCollection(record.db, record.c).set(idKey(record.d._id), record.d);
-        break;
-      case 'del':
-        this.databases.get(record.db)?.get(record.c)?.delete(idKey(record.id));
-        break;
-      case 'cd':
-        if (!this.databases.has(record.db)) {
-          this.databases.set(record.db, new Map());
-          this.indexes.set(record.db, new Map());
-        }
-        break;
-      case 'dd':
-        this.databases.delete(record.db);
-        this.indexes.delete(record.db);
-        break;
-      case 'cc':
-        super.ensureCollection(record.db, record.c);
-        break;
-      case 'dc':
-        this.databases.get(record.db)?.delete(record.c);
-        this.indexes.get(record.db)?.delete(record.c);
-        break;
-      case 'rc': {
-        const colls = this.databases.get(record.db);
-        const docs = colls?.get(record.c);
-        if (!colls || !docs) break;
-        colls.set(record.to, docs);
-        colls.delete(record.c);
-        const specs = this.indexes.get(record.db)!;
-        specs.set(record.to, specs.get(record.c) ?? [{ name: '_id_', key: { _id: 1 }, unique: true }]);
-        specs.delete(record.c);
-        break;
-      }
-      case 'si': {
-        super.ensureCollection(record.db, record.c);
-        const specs = this.indexes.get(record.db)!.get(record.c)!;
-        const at = specs.findIndex((s) => s.name === record.spec.name);
-        if (at >= 0) specs[at] = record.spec;
-        else specs.push(record.spec);
-        break;
-      }
-      case 'di': {
-        const specs = this.indexes.get(record.db)?.get(record.c);
-        const at = specs?.findIndex((s) => s.name === record.name) ?? -1;
-        if (at >= 0) specs!.splice(at, 1);
-        break;
-      }
-      case 'ix':
-        super.ensureCollection(record.db, record.c);
-        this.indexes.get(record.db)!.set(record.c, record.specs);
-        break;
-      default:
-        break;
-    }
+    applyRecord(this, (db, c) => super.ensureCollection(db, c), record);
   }
 
+  /** Newest snapshot, then the segments from it; damage anywhere (but a torn tail) stops the start (journal-damage.ts). */
   private async load(): Promise<JournalLoadReport> {
     const started = performance.now();
     const listing = await listJournalDir(this.dir);
     for (const name of listing.temporary) await rm(inDir(this.dir, name), { force: true });
-    const report: JournalLoadReport = { snapshot: null, segments: 0, records: 0, bytes: 0, droppedTail: null, corruption: null, ms: 0 };
+    const report: JournalLoadReport = { snapshot: null, segments: 0, records: 0, bytes: 0, droppedTail: null, ms: 0 };
 
     const snapshotSeq = listing.snapshots.at(-1);
     if (snapshotSeq !== undefined) {
       const file = inDir(this.dir, snapshotName(snapshotSeq));
       const buf = await readFile(file);
-      const scan = scanFrames(buf);
-      const records = scan.payloads.map((p) => deserialize(p) as JournalRecord);
-      const head = records[0];
-      const tail = records.at(-1);
-      if (scan.problem || head?.o !== 'snapshot' || Number(head.v) !== SNAPSHOT_VERSION || tail?.o !== 'end') {
-        // Written to a temporary name, synced and renamed: damage here is not a crash artefact.
-        throw new Error(`catalog snapshot ${file} is damaged (${scan.problem ?? 'missing header or end record'}); restore it from a backup or move it away to start from the journal`);
-      }
+      const { records, documents } = checkSnapshot(buf, file);
       for (const record of records) this.apply(record);
-      report.snapshot = { file, documents: Number(tail.documents) };
+      report.snapshot = { file, documents };
       this.snapshotBytes = buf.length;
     }
 
     const segments = listing.segments.filter((seq) => snapshotSeq === undefined || seq >= snapshotSeq);
+    const contents = [];
+    // Every file is checked before anything is applied or cut: a refused start changes nothing.
     for (let i = 0; i < segments.length; i++) {
       const file = inDir(this.dir, segmentName(segments[i]));
       const buf = await readFile(file);
-      const scan = scanFrames(buf);
-      for (const payload of scan.payloads) this.apply(deserialize(payload) as JournalRecord);
+      contents.push({ file, buf, ...checkSegment(buf, file, i === segments.length - 1) });
+    }
+    for (const { file, buf, records, tornTail } of contents) {
+      for (const record of records) this.apply(record);
       report.segments++;
-      report.records += scan.payloads.length;
-      report.bytes += scan.validLength;
-      if (!scan.problem) continue;
-      const last = i === segments.length - 1;
-      if (last) {
-        // Cut the segment at its last whole record, so a later start does not read past it again.
-        await truncate(file, scan.validLength);
-        await syncFile(file);
-        report.droppedTail = { file, offset: scan.validLength, bytes: buf.length - scan.validLength, reason: scan.problem };
-        this.log.warn(report.droppedTail, 'catalog journal: dropped a torn record at the end (an append cut off by a crash; it was never acknowledged)');
-      } else {
-        // A synced, complete segment damaged afterwards: keep what follows out of the replay
-        // (its records may depend on the lost ones) but keep the files for inspection.
-        const setAside: string[] = [];
-        await writeFileSynced(`${file}.damaged-tail`, buf.subarray(scan.validLength));
-        setAside.push(`${file}.damaged-tail`);
-        await truncate(file, scan.validLength);
-        await syncFile(file);
-        for (const later of segments.slice(i + 1)) {
-          const from = inDir(this.dir, segmentName(later));
-          await rename(from, `${from}.set-aside`);
-          setAside.push(`${from}.set-aside`);
-        }
-        await syncDir(this.dir);
-        report.corruption = { file, offset: scan.validLength, reason: scan.problem, setAside };
-        this.log.error(report.corruption, 'catalog journal: damaged record before the end of the journal; replay stopped there');
-        break;
-      }
+      report.records += records.length;
+      report.bytes += buf.length;
+      if (!tornTail) continue;
+      // Cut the segment at its last whole record, so a later start does not read past it again.
+      await truncate(file, tornTail.offset);
+      await syncFile(file);
+      report.bytes -= tornTail.bytes;
+      report.droppedTail = { file, ...tornTail };
+      this.log.warn(report.droppedTail, 'catalog journal: dropped a torn record at the end (an append cut off by a crash; it was never acknowledged)');
     }
 
     // Segments and snapshots an interrupted compaction left behind.
@@ -482,76 +367,20 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       db,
       collections: [...colls].map(([c, docs]) => ({ c, docs, specs: (this.indexes.get(db)?.get(c) ?? []).slice() })),
     }));
-    let longestSliceMs = performance.now() - started; // rotation and the plan: one synchronous step
-    const final = inDir(this.dir, snapshotName(seq));
-    const tmp = `${final}.tmp`;
-    const handle = await open(tmp, 'w', 0o600);
-    let sliceStart = performance.now();
-    let sliceCpu = process.cpuUsage();
-    let longestSliceCpuMs = 0;
-    let chunks: Buffer[] = [];
-    let chunkBytes = 0;
-    let bytes = 0;
-    let documents = 0;
-    const endSlice = () => {
-      longestSliceMs = Math.max(longestSliceMs, performance.now() - sliceStart);
-      const cpu = process.cpuUsage(sliceCpu);
-      longestSliceCpuMs = Math.max(longestSliceCpuMs, (cpu.user + cpu.system) / 1000);
-    };
-    // Records are added synchronously; only every compactSliceMs (or 1 MiB) the buffered part is
-    // written and commands get the event loop, so they wait at most about one slice.
-    const add = (record: JournalRecord) => {
-      const frame = encodeFrame(serialize(record));
-      chunks.push(frame);
-      chunkBytes += frame.length;
-    };
-    const sliceDue = () => chunkBytes >= 1 << 20 || performance.now() - sliceStart >= this.compactSliceMs;
-    const writeAndYield = async () => {
-      const data = Buffer.concat(chunks);
-      chunks = [];
-      chunkBytes = 0;
-      endSlice();
-      await handle.write(data);
-      bytes += data.length;
-      // As long a pause as the slice took: compaction gets at most about half of the event
-      // loop, commands the rest (measured: with only a setImmediate between slices, writes
-      // during a compaction of 100,000 documents were ~10x slower at p50 on a busy machine).
-      await sleep(this.compactSliceMs);
-      sliceStart = performance.now();
-      sliceCpu = process.cpuUsage();
-    };
-    try {
-      add({ o: 'snapshot', v: SNAPSHOT_VERSION, seq });
-      for (const { db, collections } of plan) {
-        add({ o: 'cd', db });
-        for (const { c, docs, specs } of collections) {
-          add({ o: 'cc', db, c });
-          add({ o: 'ix', db, c, specs });
-          // Live iteration: documents changed meanwhile are also in segment `seq` (see top).
-          for (const d of docs.values()) {
-            add({ o: 'put', db, c, d });
-            documents++;
-            if (sliceDue()) {
-              await writeAndYield();
-              if (this.closing) throw new Error('catalog closing');
-            }
-          }
-        }
-      }
-      add({ o: 'end', documents });
-      await writeAndYield();
+    const planMs = performance.now() - started; // rotation and the plan: one synchronous step
+    const written = await writeSnapshot({
+      dir: this.dir,
+      seq,
+      plan,
+      sliceMs: this.compactSliceMs,
+      closing: () => this.closing,
       // What the snapshot shows must be durable in the journal too, or a crash could bring back
       // a state no acknowledged history led to.
-      await writer.whenDurable(writer.position);
-      await handle.datasync();
-      await handle.close();
-      await rename(tmp, final);
-      await syncDir(this.dir);
-    } catch (err) {
-      await handle.close().catch(() => undefined);
-      await rm(tmp, { force: true });
-      throw err;
-    }
+      beforeCommit: async () => {
+        await writer.whenDurable(writer.position);
+      },
+    });
+    // The snapshot is on disk and checked: only now are the files it covers deleted.
     const listing = await listJournalDir(this.dir);
     let segmentsRemoved = 0;
     for (const old of listing.segments.filter((s) => s < seq)) {
@@ -559,10 +388,21 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
       segmentsRemoved++;
     }
     for (const old of listing.snapshots.filter((s) => s < seq)) await rm(inDir(this.dir, snapshotName(old)), { force: true });
-    await syncDir(this.dir);
+    // No directory sync here: nothing acknowledged depends on the new snapshot's name or on the
+    // deletions. Until the next sync of this folder (the writer syncs it before anything in a new
+    // segment is acknowledged) a power cut brings back the old snapshot and segments, which hold
+    // the same state; any sync records the rename together with the deletions made before it.
     this.uncoveredFrom = coveredUpTo;
-    this.snapshotBytes = bytes;
-    const report: CompactionReport = { seq, documents, bytes, ms: performance.now() - started, longestSliceMs, longestSliceCpuMs, segmentsRemoved };
+    this.snapshotBytes = written.bytes;
+    const report: CompactionReport = {
+      seq,
+      documents: written.documents,
+      bytes: written.bytes,
+      ms: performance.now() - started,
+      longestSliceMs: Math.max(planMs, written.longestSliceMs),
+      longestSliceCpuMs: written.longestSliceCpuMs,
+      segmentsRemoved,
+    };
     this.lastCompaction = report;
     this.log.info({ ...report }, 'catalog journal: compacted');
     return report;
@@ -574,17 +414,7 @@ const ns = (db: string, c: string): string => `${db}\u0000${c}`;
 async function syncFile(file: string): Promise<void> {
   const handle = await open(file, 'r+');
   try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function writeFileSynced(target: string, data: Buffer): Promise<void> {
-  const handle = await open(target, 'w', 0o600);
-  try {
-    await handle.write(data);
-    await handle.sync();
+    await durableFiles.sync(handle);
   } finally {
     await handle.close();
   }

@@ -1,7 +1,7 @@
 // The one place errors become responses. Never leaks stack traces; 5xx are logged with the request id.
 import type { NextFunction, Request, Response } from 'express';
-import { ServiceError } from '../../errors.js';
-import { InvalidStorageKeyError, StorageNotFoundError, StorageUnavailableError } from '../../storage/storage.js';
+import { ServiceError, storageFull } from '../../errors.js';
+import { InvalidStorageKeyError, StorageFullError, StorageNotFoundError, StorageUnavailableError } from '../../storage/storage.js';
 import { currentSet } from './path-set.js';
 
 const SET_A_TYPES: Record<number, string> = { 401: 'unauthorized_error', 422: 'image_processing_error' };
@@ -16,6 +16,7 @@ export function toServiceError(err: unknown): ServiceError {
   if (clientError) return clientError;
   // A key the store refuses or does not have is, to a caller, simply not there.
   if (err instanceof StorageNotFoundError || err instanceof InvalidStorageKeyError) return new ServiceError('not_found', 'Not found');
+  if (err instanceof StorageFullError) return storageFull();
   if (err instanceof StorageUnavailableError) return new ServiceError('unavailable', 'Storage is unavailable; retry shortly', { retryAfterSeconds: 5 });
   if (isInfrastructureError(e)) return new ServiceError('unavailable', 'A backing service is unavailable; retry shortly', { retryAfterSeconds: 5 });
   return new ServiceError('internal', 'Internal server error');

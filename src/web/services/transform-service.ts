@@ -5,6 +5,7 @@ import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js'
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
 import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
+import { outputSize } from '../../imaging/output-size.js';
 import { derivativeKey, formatFromExtension, parseCrop, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkSource } from '../../imaging/params.js';
 import { dependOn, expectHit, type Noted } from './hit-memo.js';
 import { presetBook } from './presets.js';
@@ -120,6 +121,13 @@ async function watermarkSource(deps: WebDeps, image: ImageDoc, request: Transfor
   return { mark, source: { imageId: String(mark._id), sourceKey: mark.storageKey, version: mark.version } };
 }
 
+/** The output's size is known from the original's and the plan: too large a render is refused before any decoding. */
+function assertOutputWithin(image: ImageDoc, plan: TransformPlan, maxPixels: number): void {
+  const { width, height } = outputSize(image, plan);
+  if (width * height <= maxPixels) return;
+  throw new ServiceError('invalid_parameter', `The output would be ${width}×${height} = ${width * height} pixels; the maximum is ${maxPixels} (MAX_OUTPUT_PIXELS); ask for a smaller w, h, dpr or pad`);
+}
+
 export async function prepareTransform(
   deps: WebDeps,
   image: ImageDoc,
@@ -152,6 +160,7 @@ export async function prepareTransform(
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
   if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined) plan.animated = true;
   options.adjust?.(plan);
+  assertOutputWithin(image, plan, deps.config.maxOutputPixels);
   return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
 }
 
