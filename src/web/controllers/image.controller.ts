@@ -5,9 +5,7 @@ import type { Config } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
-import { describeOriginal } from '../../imaging/image-info.js';
 import { formatFromExtension, type TransformRequest } from '../../imaging/params.js';
-import { readIfPresent } from '../../storage/storage.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { sameSecret } from '../monitoring/admin-auth.js';
 import { admitKeylessDerivative, capKeylessPlan } from '../services/keyless-limits.js';
@@ -189,28 +187,19 @@ async function ownerCredentialOf(req: Request, res: Response, keys: KeyCache, im
  * capped (no side above the original's or KEYLESS_MAX_SIDE) and creating new ones (and asking
  * for unknown images) is rate-limited per IP (`limit`, PUBLIC_RATE_LIMIT_PER_MIN) and capped per image.
  */
-/** Runs a rate-limit middleware as a promise (counted only where the controller decides). */
-function consumer(limit: RequestHandler) {
-  return (req: Request, res: Response) =>
+export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: RequestHandler) {
+  const consume = (req: Request, res: Response) =>
     new Promise<void>((resolve, reject) => {
       void limit(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()));
     });
-}
-
-/** The image `:image_id` names; an unknown one counts toward the per-IP limit (known ones are free). */
-async function findPublicImage(deps: WebDeps, req: Request, res: Response, consume: (req: Request, res: Response) => Promise<void>): Promise<ImageDoc> {
-  try {
-    return await findImageById(deps, String(req.params.image_id));
-  } catch (err) {
-    await consume(req, res);
-    throw err;
-  }
-}
-
-export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: RequestHandler) {
-  const consume = consumer(limit);
   return async (req: Request, res: Response) => {
-    const image = await findPublicImage(deps, req, res, consume);
+    let image: ImageDoc;
+    try {
+      image = await findImageById(deps, String(req.params.image_id));
+    } catch (err) {
+      await consume(req, res);
+      throw err;
+    }
     let query = res.locals.query as SetBQuery;
     const given = givenNames(req);
     const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
@@ -234,28 +223,5 @@ export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: Request
       adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
     });
     await serveKeyless(deps, req, res, prepared, 'public', deps.config.publicDerivativesPerImage, () => consume(req, res), vary);
-  };
-}
-
-async function infoOf(deps: WebDeps, image: ImageDoc) {
-  const bytes = await readIfPresent(deps.storage, image.storageKey);
-  if (!bytes) throw new ServiceError('not_found', 'Image not found');
-  return describeOriginal(bytes, image);
-}
-
-/** GET /cdn/{image_id}/info: public, as /cdn/{image_id}; an unknown id counts toward the per-IP limit. */
-export function cdnInfoController(deps: WebDeps, limit: RequestHandler) {
-  const consume = consumer(limit);
-  return async (req: Request, res: Response) => {
-    res.json(await infoOf(deps, await findPublicImage(deps, req, res, consume)));
-  };
-}
-
-/** GET /image/info?src=: keyed, the caller's own images. */
-export function imageInfoController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
-    const user = currentUser(res);
-    const query = res.locals.query as { src: string };
-    res.json(await infoOf(deps, await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src))));
   };
 }

@@ -3,7 +3,7 @@
 import { PLANS } from '../../catalog/plans.js';
 import { CASE_INSENSITIVE_PARAMS } from '../../imaging/params.js';
 import { cdnUploadController, deleteImagesController, deleteOneImageController, listImagesController, usageController } from '../controllers/cdn.controller.js';
-import { cdnInfoController, cdnServeController, imageDemoController, imageInfoController, imagePathController, imageTestController } from '../controllers/image.controller.js';
+import { cdnServeController, imageDemoController, imagePathController, imageTestController } from '../controllers/image.controller.js';
 import { createProjectController, deleteProjectController, listProjectsController, updateProjectController } from '../controllers/projects.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
 import { perIpLimit } from '../middleware/rate-limit.js';
@@ -11,10 +11,8 @@ import { validateSetB } from '../middleware/validate-set-b.js';
 import { API_KEY, NO_AUTH, demoParameters, errors, imageResponses, json, jsonBody, multipartBody, parametersOf, pathParameter, requestModeParameters } from '../openapi/operation.js';
 import { publicIdProperty } from '../schemas/request-extras.schemas.js';
 import { createProjectBody, deleteImagesBody, deleteProjectBody, listImagesQuery, updateProjectBody, uploadFields } from '../schemas/set-b.schemas.js';
-import { setBServeQuery, setBTransformQuery, srcProperty } from '../schemas/transform.schemas.js';
+import { setBServeQuery, setBTransformQuery } from '../schemas/transform.schemas.js';
 import type { RouteTable } from './route-table.js';
-
-const imageInfoQuery = { $id: 'ImageInfoQuery', type: 'object', properties: { src: srcProperty }, required: ['src'] };
 
 const keyOnly = () => validateSetB({ requireKey: true });
 const PLANS_OPERATION = { tags: ['Plans'], summary: 'Plan information', operationId: 'listPlans', security: NO_AUTH, responses: { '200': json('Plans') } };
@@ -46,19 +44,6 @@ export function setBRouteTable(): RouteTable {
           operationId: 'imageTest',
           security: API_KEY,
           responses: { '200': json('ImageTestResult'), ...errors('B', [401, 422]) },
-        },
-      },
-      {
-        method: 'get',
-        path: '/image/info',
-        handlers: ({ deps, keys }) => [keyOnly(), requireApiKey(keys), validateSetB({ query: imageInfoQuery }), imageInfoController(deps)],
-        openapi: {
-          tags: ['Set B: images'],
-          summary: 'Facts about an original',
-          operationId: 'imageInfo',
-          security: API_KEY,
-          parameters: parametersOf(imageInfoQuery, 'query'),
-          responses: { '200': json('ImageInfo'), ...errors('B', [401, 404, 422]) },
         },
       },
       {
@@ -216,20 +201,6 @@ export function setBRouteTable(): RouteTable {
           security: API_KEY,
           parameters: [pathParameter('image_id', 'imageId')],
           responses: { '200': json('DeleteImagesResult'), ...errors('B', [401, 404, 422]) },
-        },
-      },
-      {
-        method: 'get',
-        path: '/cdn/:image_id/info',
-        handlers: ({ deps }) => [cdnInfoController(deps, perIpLimit(deps.redis, 'cdn', deps.config.publicRateLimitPerMin))],
-        openapi: {
-          tags: ['Set B: CDN'],
-          summary: 'Facts about an original (public)',
-          description: 'Public, as /cdn/{image_id}: unknown ids count toward the per-IP limit.',
-          operationId: 'cdnInfo',
-          security: NO_AUTH,
-          parameters: [pathParameter('image_id', 'imageId')],
-          responses: { '200': json('ImageInfo'), ...errors('B', [404, 422, 429]) },
         },
       },
       {

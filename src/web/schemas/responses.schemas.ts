@@ -165,32 +165,6 @@ export const imageTestResult = {
   required: ['valid', 'user_id', 'plan'],
 };
 
-const nullableString = { type: ['string', 'null'] };
-
-export const imageInfoResult = {
-  $id: 'ImageInfo',
-  type: 'object',
-  description: "An original's size, format and header facts, the placeholders and faces found at upload, three EXIF fields and whether it carries GPS (derivatives never carry EXIF or GPS).",
-  properties: {
-    width: { type: 'integer', description: 'After EXIF orientation' },
-    height: { type: 'integer' },
-    format: { type: 'string' },
-    bytes: { type: 'integer' },
-    has_alpha: { type: 'boolean' },
-    space: { type: 'string', description: "libvips colour space (srgb, cmyk, b-w, …)" },
-    orientation: { type: 'integer', minimum: 1, maximum: 8 },
-    animated: { type: 'boolean' },
-    frames: { type: 'integer', minimum: 1 },
-    dominant_color: nullableString,
-    thumbhash: nullableString,
-    lqip: nullableString,
-    faces: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' }, score: { type: 'number' } } } },
-    exif: { type: ['object', 'null'], properties: { make: nullableString, model: nullableString, taken_at: { ...nullableString, description: 'Camera local time, no zone' } } },
-    has_location: { type: 'boolean', description: 'The original carries GPS coordinates' },
-  },
-  required: ['width', 'height', 'format', 'bytes', 'has_alpha', 'space', 'orientation', 'animated', 'frames', 'dominant_color', 'thumbhash', 'lqip', 'faces', 'exif', 'has_location'],
-};
-
 export const imageListResult = {
   $id: 'ImageList',
   type: 'object',
@@ -433,7 +407,6 @@ export const RESPONSE_SCHEMAS = [
   jobAccepted,
   jobStatus,
   imageTestResult,
-  imageInfoResult,
   imageListResult,
   deleteImagesResult,
   usageResult,
