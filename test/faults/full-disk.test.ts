@@ -93,13 +93,25 @@ describe('full disk: npm start on a small file system', function () {
     // Catalog writes (projects) until one fails: the journal met the full disk.
     let failedAt = -1;
     for (let i = 0; i < 200 && failedAt < 0; i++) {
+      const started = performance.now();
       const res = await request(tree.url('/cdn/projects'), { method: 'POST', key: tree.key, json: { name: `p-${i}-${'x'.repeat(80)}` } });
+      const ms = performance.now() - started;
       if (res.status === 200) ack.projects.push(res.body.slug as string);
       else {
         failedAt = i;
-        console.log(`      catalog write refused: ${res.status} ${JSON.stringify(res.body)}`);
+        console.log(`      catalog write refused in ${Math.round(ms)} ms: ${res.status} ${JSON.stringify(res.body)}`);
+        expect(res.status, JSON.stringify(res.body)).to.be.oneOf([503, 507]);
+        expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+        expect(ms, 'refused at once').to.be.below(1000);
       }
     }
+    // While the catalog comes back from its journal, an upload is refused at once too.
+    const started = performance.now();
+    const res = await uploadAcknowledged(tree, ack, await noisyJpeg(++n), `full/${n}`);
+    const ms = performance.now() - started;
+    console.log(`      upload on the full disk: ${res.status} in ${Math.round(ms)} ms`);
+    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([503, 507]);
+    expect(ms, 'refused at once').to.be.below(1000);
     expect(failedAt, 'a catalog write was refused').to.be.at.least(0);
     await expectHealthStorageFailing();
     fs.rmSync(filler);
