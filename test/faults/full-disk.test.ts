@@ -18,6 +18,27 @@ import { assertNothingLost, nothingYet, PictorTree, sleep, uploadAcknowledged } 
 
 const noisyJpeg = (seed: number) => sharp(randomBytes(640 * 480 * 3), { raw: { width: 640, height: 480, channels: 3 } }).jpeg({ quality: 90 + (seed % 5) }).toBuffer();
 
+/**
+ * Fills the file system up to `leaveBytes`: written until ENOSPC (the service may be writing at the
+ * same time, so the free space read beforehand is no exact target), then cut back by `leaveBytes`.
+ */
+function fillDisk(file: string, leaveBytes: number): void {
+  const fd = fs.openSync(file, 'w');
+  try {
+    for (const chunk of [1024 * 1024, 64 * 1024, 4 * 1024]) {
+      const block = Buffer.alloc(chunk);
+      try {
+        for (;;) fs.writeSync(fd, block);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+      }
+    }
+    fs.ftruncateSync(fd, Math.max(0, fs.fstatSync(fd).size - leaveBytes));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 describe('full disk: npm start on a small file system', function () {
   this.timeout(300_000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pictor-full-'));
@@ -87,9 +108,8 @@ describe('full disk: npm start on a small file system', function () {
   });
 
   it('the catalog journal meets ENOSPC first: the catalog restarts from its journal and uploads work again once space is freed', async () => {
-    const { bavail, bsize } = fs.statfsSync(dataDir);
     const filler = path.join(dataDir, 'filler');
-    fs.writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 8 * 1024)));
+    fillDisk(filler, 8 * 1024);
     // Catalog writes (projects) until one fails: the journal met the full disk.
     let failedAt = -1;
     for (let i = 0; i < 200 && failedAt < 0; i++) {
