@@ -16,7 +16,7 @@ import { nextAccept, nextImagePath, nextVersion, startNext } from './lib/next-pe
 import { loadAverage, peakRss, sleep, stopProcess } from './lib/procs.js';
 import { load, measure, startHelper, startLoadgen, startService, stopAll, type Helper } from './lib/processes.js';
 import { extra, fmt, notes, printResults, ratio, writeResults } from './lib/report.js';
-import { DURATION, HARD_LIMIT_MS, HIT_CONCURRENCY, KEY, MB, MISS_CONCURRENCY, MISS_FORMATS, ONLY, QUALITY, SOAK_JOBS, SRCSET_CONCURRENCY, UPLOAD_CONCURRENCY, WITH_NEXT, WORKERS, logFile, photosDir, rawUploadDir, repoRoot, say, startedAt, tmp } from './lib/settings.js';
+import { DURATION, HARD_LIMIT_MS, HIT_CONCURRENCY, HIT_ROUNDS, KEY, MB, MISS_CONCURRENCY, MISS_FORMATS, ONLY, QUALITY, SOAK_JOBS, SRCSET_CONCURRENCY, UPLOAD_CONCURRENCY, WITH_NEXT, WORKERS, logFile, photosDir, rawUploadDir, repoRoot, say, startedAt, tmp } from './lib/settings.js';
 import { soakScenario } from './lib/soak.js';
 
 function versionOf(pkg: string): string {
@@ -113,7 +113,7 @@ async function main() {
 
   // ---- 2: cache hit --------------------------------------------------------------------------
   if (ONLY.has('hit')) {
-    say(`\n2. Transform, cache hit (same derivative, c=${HIT_CONCURRENCY})`);
+    say(`\n2. Transform, cache hit (same derivative, c=${HIT_CONCURRENCY}; ${HIT_ROUNDS} rounds, medians)`);
     const o = originals[0];
     const cdnPath = `/cdn/${o.imageId}?w=800&f=webp`;
     const first = await fetch(svc.origin + cdnPath);
@@ -150,13 +150,20 @@ async function main() {
       if (cache !== 'HIT') throw new Error(`next ${nextPath} never answered from its cache (x-nextjs-cache ${cache})`);
       targets.push({ name: 'next /_next/image (warm)', procs: next.procs, origin: next.origin, path: nextPath, headers: nextAccept('webp') });
     }
-    const hit: Record<string, { rps: number; p99: number }> = {};
     // Warm: each target for 2 s (the front doors' heaps still hold the miss phase's garbage).
     for (const t of targets) await load({ origin: t.origin, connections: 4, durationSec: 2, headers: t.headers, paths: [t.path] });
-    for (const t of targets) {
-      const m = await measure('hit webp 800', t.name, t.procs, { origin: t.origin, connections: HIT_CONCURRENCY, durationSec: DURATION, headers: t.headers, paths: [t.path] });
-      hit[t.name] = m.row;
+    // Rounds over every target in turn, so a change of the machine's load meets them all; each
+    // target's figure is its median over the rounds.
+    const rounds: Record<string, { rps: number[]; p99: number[] }> = {};
+    for (let round = 0; round < HIT_ROUNDS; round++) {
+      for (const t of targets) {
+        const m = await measure('hit webp 800', t.name, t.procs, { origin: t.origin, connections: HIT_CONCURRENCY, durationSec: DURATION, headers: t.headers, paths: [t.path] });
+        const r = (rounds[t.name] ??= { rps: [], p99: [] });
+        r.rps.push(m.row.rps);
+        r.p99.push(m.row.p99);
+      }
     }
+    const hit = Object.fromEntries(Object.entries(rounds).map(([name, r]) => [name, { rps: median(r.rps), p99: median(r.p99) }]));
     const ip = await measure('hit webp 800', 'ipx', [ipx.proc], { origin: ipx.origin, connections: 16, durationSec: DURATION, paths: [`/w_800,f_webp,q_${QUALITY}/${o.file}`] });
     const limit = hit['node:http from memory'];
     const nextHit = hit['next /_next/image (warm)'];
@@ -221,6 +228,12 @@ async function main() {
   const file = writeResults({ loadAtStart: load1, loadAtEnd: load2, versions, settings, finalPeakRss: finalPeaks });
   say(`\nwritten: ${path.relative(process.cwd(), file)}`);
   return failedCount;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 function pick(env: NodeJS.ProcessEnv, keys: string[]) {

@@ -5,7 +5,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FromLoadgen, LoadResult, LoadSpec } from './protocol.js';
-import { childPids, cmdline, cpuMs, environOf, freePort, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './procs.js';
+import { childPids, cmdline, cpuMs, environOf, freePort, loadAverage, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './procs.js';
 import { rows, sayRow, type Row } from './report.js';
 import { SEED, WORKERS, benchDir, distRoot, logFile, tmp } from './settings.js';
 
@@ -150,6 +150,9 @@ export function load(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
+/** The load generator's CPU share (cores) from which its own cost, not the target's, may set the rate. */
+const LOADGEN_SATURATED = 0.9;
+
 /** One measurement: waits until `procs` are idle, runs the load, records a row with their CPU and peak RSS. */
 export async function measure(scenario: string, target: string, procs: Proc[], spec: LoadSpec, note?: string): Promise<{ row: Row; result: LoadResult }> {
   await quiesce(procs.map((p) => p.pid));
@@ -176,9 +179,12 @@ export async function measure(scenario: string, target: string, procs: Proc[], s
     peakRss: peaks,
     cpuPerRequest,
     cpuMsPerRequest,
+    loadgenCpu: result.loadgenCpuShare,
+    load1: loadAverage(),
     note,
   };
-  if (row.failed > 0) row.note = `${note ? note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
+  if (row.loadgenCpu >= LOADGEN_SATURATED) row.note = `${row.note ? row.note + '; ' : ''}the load generator used ${row.loadgenCpu.toFixed(2)} core: it may be the limit`;
+  if (row.failed > 0) row.note = `${row.note ? row.note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
   rows.push(row);
   sayRow(row);
   return { row, result };
