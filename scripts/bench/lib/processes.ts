@@ -34,11 +34,12 @@ export interface Helper {
 const running: ChildProcess[] = [];
 
 function serviceProcs(startPid: number): { procs: Proc[]; workers: number[] } {
-  const procs: Proc[] = [{ name: 'svc-start+catalog', pid: startPid }];
+  const procs: Proc[] = [{ name: 'svc-start', pid: startPid }];
   const workers: number[] = [];
   for (const pid of childPids(startPid)) {
     const cmd = cmdline(pid);
     if (cmd.includes('redis-server')) procs.push({ name: 'svc-redis', pid });
+    else if (cmd.includes('catalog-process.js')) procs.push({ name: 'svc-catalog', pid });
     else if (cmd.includes('src/web/server.js')) {
       // With FRONT_DOOR_PROCESSES > 1 this is the cluster primary; its children serve requests.
       const children = childPids(pid);
