@@ -152,7 +152,7 @@ export function load(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /** The load generator's CPU share (cores) from which its own cost, not the target's, may set the rate. */
-const LOADGEN_SATURATED = 0.9;
+export const LOADGEN_SATURATED = 0.9;
 
 /** One measurement: waits until `procs` are idle, runs the load, records a row with their CPU and peak RSS. */
 export async function measure(scenario: string, target: string, procs: Proc[], spec: LoadSpec, note?: string): Promise<{ row: Row; result: LoadResult }> {
