@@ -334,10 +334,10 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
     }
   }
   const hw = c.headwear;
-  add('headwear', !hw?.detected, hw ? `hue distance of the head top to the hair ${hw.distanceToHair ?? '—'}, to the skin ${hw.distanceToSkin}` : null,
-    `no hat or head covering: head-top hue distance to hair and to skin not both > ${HEAD_EXTENT.HEADWEAR_MIN_DISTANCE}`,
-    hw ? 'No headwear was found.' : 'Headwear was not measured (no person mask around the head).',
-    `Headwear was found; ${c.headHeightUnderHeadwear ? 'the head height was measured to the head estimated under it' : 'the head height cannot be measured under it'}. Hats are not allowed unless worn for religious or medical reasons.`,
+  add('headwear', hw ? !hw.detected : false, hw ? `hue distance of the head top to the hair ${hw.distanceToHair ?? '—'}, to the skin ${hw.distanceToSkin}` : null,
+    `no hat or head covering: head-top hue distance to hair and to skin not both > ${HEAD_EXTENT.HEADWEAR_MIN_DISTANCE}`, 'No headwear was found.',
+    hw ? `Headwear was found; ${c.headHeightUnderHeadwear ? 'the head height was measured to the head estimated under it' : 'the head height cannot be measured under it'}. Hats are not allowed unless worn for religious or medical reasons.`
+      : 'Headwear could not be checked: the person mask gives no top of the head.',
     'warning');
   const bg = backgroundStats(photo, c.personProb);
   const enough = bg.share >= COMPLIANCE.BACKGROUND_MIN_SHARE;

@@ -2,10 +2,11 @@
 // libvips decodes ahead. The stages ask the photo's schedule; they never count photos themselves.
 //
 // On 2 cores a photo alone in the process keeps both busy: the full-range detector pass and part
-// of each refinement grid go to the detector thread, the bottom band of the edges to the edge
-// thread, and the full-size pixels of the crop are decoded while the face is still being refined.
-// Beside another photo (whose work keeps the other core busy) the grids stay on this thread and
-// the edges are refined in one piece (splitting costs ~20 % more pixel work: edge-bands.ts).
+// of the input's refinement grid go to the detector thread, the bottom band of the edges to the
+// edge thread, and the full-size pixels of the crop are decoded while the face is still being
+// refined. Beside another photo (whose work keeps the other core busy) the grid stays on this
+// thread and the edges are refined in one piece (splitting costs ~20 % more pixel work:
+// edge-bands.ts). The output measure always runs on the detector thread.
 import type { CropHelper, DetectedFace, OutputFaces } from '../../vision/face-detector.js';
 import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread } from '../../vision/mediapipe/detector-thread.js';
 import type { AffineMap, RawImage } from '../../vision/raw-image.js';
