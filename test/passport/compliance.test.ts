@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
+import { decide } from '../../src/passport/compliance.js';
 import { encodeWithinLimit, JPEG_QUALITY_STEPS } from '../../src/passport/encode.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
@@ -21,6 +22,17 @@ const REQUIRED = [
 
 describe('compliance report', function () {
   this.timeout(120_000);
+
+  it('decides with margins: borderline when one measure moved by its margin could change the decision', () => {
+    const max = (value: number, limit = 0.16, margin = 0.04) => ({ value, limit, margin, atLeast: false });
+    const min = (value: number, limit = 0.55, margin = 0.05) => ({ value, limit, margin, atLeast: true });
+    expect(decide([max(0.05), min(0.9)]).status).to.equal('pass');
+    expect(decide([max(0.13), min(0.9)]).status, 'passing, near its limit').to.equal('borderline');
+    expect(decide([max(0.19), min(0.9)]).status, 'failing, near its limit').to.equal('borderline');
+    expect(decide([max(0.25), min(0.9)]).status).to.equal('fail');
+    expect(decide([max(0.19), min(0.3)]).status, 'one failure is far from its limit').to.equal('fail');
+    expect(decide([max(0.13), min(0.58)]).closest.limit, 'the closest call is reported').to.equal(0.55);
+  });
 
   it('has the required checks as {name, passed, value, expected}; a clean corpus photo passes the geometry', async () => {
     const r = await processed(PORTRAITS[1], { country: 'india' });

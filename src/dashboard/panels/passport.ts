@@ -187,10 +187,11 @@ async function submit(): Promise<void> {
     render(result);
     const failed = result.checks.filter((c) => !c.passed && c.severity !== 'warning').length;
     const warned = result.checks.filter((c) => !c.passed && c.severity === 'warning').length;
+    const borderline = result.checks.filter((c) => c.status === 'borderline').length;
     const verdict = result.compliant ? 'compliant' : 'not compliant';
     setStatus(
       status,
-      `Done: ${verdict}. ${failed} of ${result.checks.length} checks failed, ${warned} warning(s).`,
+      `Done: ${verdict}. ${failed} of ${result.checks.length} checks failed, ${warned} warning(s) (${borderline} borderline).`,
       result.compliant ? 'ok' : 'info',
     );
   } catch (err) {

@@ -1,7 +1,8 @@
 // The measuring stage judges the photo it is given, alone: a real composite of the astronaut
 // portrait is moved before it is measured (framed too tight, too loose, off centre, tilted, pushed
 // against the top edge, two faces, the wrong pixel size, no face at all), and each geometry check
-// fails on the photo made to fail it, with a message; the composite as made passes them.
+// fails on the photo made to fail it, with a message; the composite as made passes them; a head
+// just over its limit is borderline.
 import { expect } from 'chai';
 import type { ComplianceCheck } from '../../../src/passport/compliance-check.js';
 import type { PassportResult } from '../../../src/passport/passport-result.js';
@@ -73,6 +74,18 @@ describe('passport measure stage: the photo measured on its own', function () {
     const loose = await remeasured(usa, scaled(0.7));
     expect(byName(loose, 'head_height').status).to.equal('fail');
     expect(loose.measurements.head_height_ratio).to.be.below(0.5);
+  });
+
+  it('a head height just over the limit (within its margin) is borderline: a warning to look at, not a fail', async () => {
+    const made = await remeasured(usa, (x, y) => [x, y]);
+    const crown = made.measurements.crown_y!;
+    const k = (usa.spec.headHeightRatio[1] + 0.004) / made.measurements.head_height_ratio!;
+    const r = await remeasured(usa, scaled(k, 300, crown));
+    const h = byName(r, 'head_height');
+    expect(h.measure).to.be.closeTo(usa.spec.headHeightRatio[1], 0.01);
+    expect([h.status, h.passed, h.severity, h.limit, h.margin]).to.deep.equal(['borderline', false, 'warning', usa.spec.headHeightRatio[1], 0.01]);
+    expect(h.message).to.match(/^Borderline, look at it/);
+    expect(r.warnings).to.include(h.message);
   });
 
   it('the eyes moved down by 15 % of the height: eye_line fails', async () => {
