@@ -292,6 +292,7 @@ describe('web dashboard in headless Chromium', function () {
     await page.setInputFiles('#pp-file', PORTRAIT);
     await page.selectOption('#pp-country', 'usa');
     await page.check('#pp-sheet');
+    const answer = page.waitForResponse((r) => r.url().includes('/passport-photo/demo/process') && r.request().method() === 'POST', { timeout: 40_000 });
     await page.click('#pp-submit');
     await page.waitForSelector('#pp-result:not([hidden])', { timeout: 40_000 });
     const result = await page.evaluate(() => {
@@ -322,6 +323,35 @@ describe('web dashboard in headless Chromium', function () {
     // The officer's checks are shown with the rest.
     expect(result.checks.map((c) => c[0])).to.include.members(['head_in_frame', 'eyes_visible', 'glasses', 'expression', 'face_lighting', 'headwear']);
     expect(result.warnings).to.be.greaterThan(0);
+    // What needs a look (Grace Hopper wears glasses: usa fails it), each with its message; the lines
+    // measured on the photo drawn over it where the answer's measurements put them, with the bands.
+    const json = (await (await answer).json()) as { measurements: Record<string, number>; checks: Array<{ name: string; status: string; message: string }> };
+    const look = await page.evaluate(() => {
+      const img = document.getElementById('pp-photo')!.getBoundingClientRect();
+      const at = (cls: string): number | null => {
+        const l = document.querySelector(`#pp-lines line.${cls}`);
+        if (!l) return null;
+        const r = l.getBoundingClientRect();
+        return (r.top + r.height / 2 - img.top) / img.height;
+      };
+      return {
+        issues: Array.from(document.querySelectorAll('#pp-issues li')).map((li) => [(li as HTMLElement).dataset.check, (li as HTMLElement).dataset.status, li.textContent]),
+        lines: { eye: at('line-eye'), crown: at('line-crown'), chin: at('line-chin') },
+        bands: Array.from(document.querySelectorAll('#pp-lines rect')).map((r) => r.getAttribute('class')),
+        legend: document.getElementById('pp-lines-legend')!.textContent,
+      };
+    });
+    const notPassing = json.checks.filter((c) => c.status !== 'pass');
+    expect(look.issues.map((i) => i[0])).to.deep.equal(notPassing.map((c) => c.name));
+    const glasses = look.issues.find((i) => i[0] === 'glasses')!;
+    expect(glasses[1]).to.equal('fail');
+    expect(glasses[2]).to.contain(json.checks.find((c) => c.name === 'glasses')!.message);
+    const m = json.measurements;
+    expect(look.lines.eye).to.be.closeTo(m.eye_y / 600, 0.01);
+    expect(look.lines.crown).to.be.closeTo(m.crown_y / 600, 0.01);
+    expect(look.lines.chin).to.be.closeTo(m.chin_y / 600, 0.01);
+    expect(look.bands).to.include.members(['band-eye', 'band-chin', 'band-centre']);
+    expect(look.legend).to.match(/crown y \d+, eyes y \d+, chin y \d+/);
     await shot(page, '09-passport-upload');
     // The country list follows GET /passport-photo/specs (every record, by its name).
     const options = await page.evaluate(() => Array.from(document.querySelectorAll('#pp-country option')).map((o) => (o as HTMLOptionElement).value));
