@@ -119,6 +119,18 @@ export interface ApplyContext {
   fromRaw(raw: RawPixels): Sharp;
   /** Face boxes (0-1) of materialised pixels, by the worker's face detector (faces unknown at upload). */
   detectFaces(raw: RawPixels): Promise<{ x: number; y: number; w: number; h: number }[]>;
+  /** The pixels as RGBA with all but their people transparent, by the worker's segmenter; undefined: no person. */
+  cutOutPeople(raw: RawPixels): Promise<RawPixels | undefined>;
+  /** What the render tells besides its pixels (response headers, stored with the derivative); steps write it. */
+  notes: RenderNotes;
+}
+
+/** What a render tells besides its pixels: answered as response headers on a miss and on every hit. */
+export interface RenderNotes {
+  /** The quality q=auto chose. */
+  quality?: number;
+  /** remove_bg found no person: `no-person`. */
+  removeBg?: string;
 }
 
 /** How the value enters the plan and its part of the derivative key. */

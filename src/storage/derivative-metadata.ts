@@ -1,14 +1,30 @@
-// What a derivative's stored object says about its render besides its bytes: the quality q=auto
-// chose, so a hit answers X-Pictor-Quality without the catalog.
+// What a derivative's stored object says about its render besides its bytes (the quality q=auto
+// chose, remove_bg's no-person), so a hit answers the same response headers as the miss did,
+// without the catalog.
 import type { StoredObject } from './storage.js';
 
-const QUALITY = 'pictor-quality';
-
-export function qualityMetadata(quality: number): Record<string, string> {
-  return { [QUALITY]: String(quality) };
+/** What the render told, as the pipeline's RenderNotes (imaging/transform-param.ts). */
+export interface RenderNoteValues {
+  quality?: number;
+  removeBg?: string;
 }
 
-export function chosenQuality(object: StoredObject): number | undefined {
-  const value = object.metadata[QUALITY];
-  return value === undefined ? undefined : Number(value);
+/** Each note: its key in the stored object's metadata and its response header. */
+const NOTES = {
+  quality: { metadata: 'pictor-quality', header: 'X-Pictor-Quality' },
+  removeBg: { metadata: 'pictor-remove-bg', header: 'X-Pictor-Remove-Bg' },
+} as const satisfies Record<keyof RenderNoteValues, { metadata: string; header: string }>;
+
+export function notesMetadata(notes: RenderNoteValues): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, note] of Object.entries(NOTES)) {
+    const value = notes[name as keyof RenderNoteValues];
+    if (value !== undefined) out[note.metadata] = String(value);
+  }
+  return out;
+}
+
+/** The response headers a stored derivative's notes give (none for a plain one). */
+export function notesHeaders(object: StoredObject): [string, string][] {
+  return Object.values(NOTES).flatMap((note): [string, string][] => (object.metadata[note.metadata] === undefined ? [] : [[note.header, object.metadata[note.metadata]]]));
 }

@@ -160,9 +160,11 @@ export const playgroundPanel: Panel = {
       for (const p of PARAMS) {
         $<HTMLInputElement>(`pg-on-${p.name}`).checked = APPLIED_AT_START.has(p.name);
         if (p.enum) $<HTMLSelectElement>(`pg-${p.name}`).value = String(p.defaultB ?? p.defaultA ?? p.enum[0]);
+        else if (p.type === 'string') $<HTMLInputElement>(`pg-${p.name}`).value = '';
         else if (p.type !== 'boolean') {
           $<HTMLInputElement>(`pg-${p.name}`).value = startValue(p);
           $<HTMLInputElement>(`pg-${p.name}-value`).value = startValue(p);
+          if (p.keywords) $<HTMLSelectElement>(`pg-${p.name}-word`).value = '';
         }
       }
       schedule();
