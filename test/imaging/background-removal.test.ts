@@ -65,6 +65,26 @@ async function scene(portrait: string, texture: Buffer): Promise<Scene> {
   };
 }
 
+/** Shares: of the pixels outside the person with alpha < 10, of the face box's person pixels with alpha > 245. */
+async function judge(png: Buffer, s: Scene): Promise<{ clear: number; solid: number }> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  expect([info.width, info.height, info.channels]).to.deep.equal([SCENE.width, SCENE.height, 4]);
+  let outside = 0, clear = 0, facePixels = 0, solid = 0;
+  for (let i = 0; i < s.person.length; i++) {
+    const alpha = data[i * 4 + 3];
+    if (!s.person[i]) {
+      outside++;
+      if (alpha < 10) clear++;
+    }
+    const [x, y] = [i % SCENE.width, Math.floor(i / SCENE.width)];
+    if (s.person[i] && x >= s.face.left && x < s.face.right && y >= s.face.top && y < s.face.bottom) {
+      facePixels++;
+      if (alpha > 245) solid++;
+    }
+  }
+  return { clear: clear / outside, solid: solid / facePixels };
+}
+
 describe('remove_bg', function () {
   this.timeout(300_000);
   const texture = (name: string) => sharp(join(CORPUS, 'photos', name)).resize(SCENE.width, SCENE.height, { fit: 'cover' }).removeAlpha().raw().toBuffer();
@@ -74,27 +94,22 @@ describe('remove_bg', function () {
       const s = await scene(portrait, await texture(photo));
       const out = await renderDerivative(s.png, plan({ w: SCENE.width, f: 'png', remove_bg: true }), settings);
       expect(out.notes.removeBg).to.equal(undefined);
-      const { data, info } = await sharp(out.buffer).raw().toBuffer({ resolveWithObject: true });
-      expect([info.width, info.height, info.channels]).to.deep.equal([SCENE.width, SCENE.height, 4]);
-      let outside = 0, clear = 0, facePixels = 0, solid = 0;
-      for (let i = 0; i < s.person.length; i++) {
-        const alpha = data[i * 4 + 3];
-        if (!s.person[i]) {
-          outside++;
-          if (alpha < 10) clear++;
-        }
-        const [x, y] = [i % SCENE.width, Math.floor(i / SCENE.width)];
-        if (s.person[i] && x >= s.face.left && x < s.face.right && y >= s.face.top && y < s.face.bottom) {
-          facePixels++;
-          if (alpha > 245) solid++;
-        }
-      }
-      console.log(`      ${portrait} on ${photo}: alpha < 10 on ${((100 * clear) / outside).toFixed(1)} % outside the person, > 245 on ${((100 * solid) / facePixels).toFixed(1)} % of the face box`);
-      if (process.env.KEEP_OUTPUT) writeFileSync(`${process.env.KEEP_OUTPUT}/${portrait}.png`, out.buffer);
-      expect(clear / outside, 'transparent outside the person').to.be.at.least(0.95);
-      expect(solid / facePixels, 'opaque over the face').to.be.at.least(0.97);
+      const { clear, solid } = await judge(out.buffer, s);
+      console.log(`      ${portrait} on ${photo}: alpha < 10 on ${(100 * clear).toFixed(1)} % outside the person, > 245 on ${(100 * solid).toFixed(1)} % of the face box`);
+      if (process.env.KEEP_OUTPUT) writeFileSync(`${process.env.KEEP_OUTPUT}/${portrait}-${photo}.png`, out.buffer);
+      expect(clear, 'transparent outside the person').to.be.at.least(0.95);
+      expect(solid, 'opaque over the face').to.be.at.least(0.97);
     });
   }
+
+  it('a CMYK original is cut out as well (sharp hands the step sRGB pixels)', async function () {
+    const s = await scene(PORTRAITS[1], await texture(TEXTURES[0]));
+    const cmyk = await sharp(s.png).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer();
+    expect((await sharp(cmyk).metadata()).space).to.equal('cmyk');
+    const { clear, solid } = await judge((await renderDerivative(cmyk, plan({ w: SCENE.width, f: 'png', remove_bg: true }), settings)).buffer, s);
+    expect(clear).to.be.at.least(0.95);
+    expect(solid).to.be.at.least(0.97);
+  });
 
   it('JPEG: the background becomes bg (white by default)', async function () {
     const s = await scene(PORTRAITS[1], await texture(TEXTURES[0]));
