@@ -24,6 +24,13 @@ export function notesMetadata(notes: RenderNoteValues): Record<string, string> {
   return out;
 }
 
+/** The notes a response's headers carry (the SDK reads them back). */
+export function notesFromHeaders(headers: { get(name: string): string | null }): RenderNoteValues {
+  const quality = headers.get(NOTES.quality.header);
+  const removeBg = headers.get(NOTES.removeBg.header);
+  return { ...(quality !== null ? { quality: Number(quality) } : {}), ...(removeBg !== null ? { removeBg } : {}) };
+}
+
 /** The response headers a stored derivative's notes give (none for a plain one). */
 export function notesHeaders(object: StoredObject): [string, string][] {
   return Object.values(NOTES).flatMap((note): [string, string][] => (object.metadata[note.metadata] === undefined ? [] : [[note.header, object.metadata[note.metadata]]]));
