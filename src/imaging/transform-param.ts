@@ -5,6 +5,7 @@
 // front door, the client SDK and the dashboard load the same objects the worker renders with.
 import type { OutputInfo, Sharp, SharpOptions } from 'sharp';
 import type { NegotiationContext } from './formats.js';
+import type { RenderNoteValues } from '../storage/derivative-metadata.js';
 
 export type PathSet = 'A' | 'B';
 
@@ -125,13 +126,8 @@ export interface ApplyContext {
   notes: RenderNotes;
 }
 
-/** What a render tells besides its pixels: answered as response headers on a miss and on every hit. */
-export interface RenderNotes {
-  /** The quality q=auto chose. */
-  quality?: number;
-  /** remove_bg found no person: `no-person`. */
-  removeBg?: string;
-}
+/** What a render tells besides its pixels: answered as response headers on a miss and on every hit (their one home: storage/derivative-metadata.ts). */
+export type RenderNotes = RenderNoteValues;
 
 /** How the value enters the plan and its part of the derivative key. */
 export interface PlanSteps<V> {

@@ -3,9 +3,11 @@
 // without the catalog.
 import type { StoredObject } from './storage.js';
 
-/** What the render told, as the pipeline's RenderNotes (imaging/transform-param.ts). */
+/** What the render told (the pipeline's RenderNotes). */
 export interface RenderNoteValues {
+  /** The quality q=auto chose. */
   quality?: number;
+  /** remove_bg found no person: `no-person`. */
   removeBg?: string;
 }
 
