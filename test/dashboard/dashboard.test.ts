@@ -211,6 +211,55 @@ describe('web dashboard in headless Chromium', function () {
     await shot(page, '05-playground');
   });
 
+  it('playground: q=auto and its variants, remove_bg, blur_faces and pixelate_faces each render a preview', async () => {
+    const portrait = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'portrait')!;
+    await page.selectOption('#pg-src', portrait.public_url);
+    await page.click('#pg-reset');
+    await page.selectOption('#pg-f', 'webp');
+    /** Waits until the preview shows the URL the controls now make, which must contain `pair`; answers the info line. */
+    const previewOf = async (pair: string): Promise<string> => {
+      await page.waitForFunction(
+        (p) => {
+          const url = (document.getElementById('pg-url') as HTMLInputElement).value;
+          const info = document.getElementById('pg-info')!.textContent ?? '';
+          return url.includes(p) && document.getElementById('pg-preview')!.dataset.url === url && /image\/webp · \d+×\d+/.test(info);
+        },
+        pair,
+        { timeout: 30_000 },
+      );
+      return (await page.textContent('#pg-info')) ?? '';
+    };
+    const chosen: Record<string, number> = {};
+    for (const word of ['auto', 'auto:best', 'auto:good', 'auto:eco']) {
+      await page.selectOption('#pg-q-word', word);
+      const info = await previewOf(`q=${encodeURIComponent(word)}`);
+      expect(info, word).to.match(/quality \d+ chosen/);
+      chosen[word] = Number(/quality (\d+) chosen/.exec(info)![1]);
+    }
+    expect(chosen['auto:eco']).to.be.below(chosen['auto:best']);
+    await page.selectOption('#pg-q-word', '');
+    expect(await previewOf('q=80')).to.not.match(/chosen/);
+    await page.uncheck('#pg-on-q');
+    await page.check('#pg-on-remove_bg');
+    expect(await previewOf('remove_bg=true')).to.not.match(/no person/);
+    // The same on a picture without a face: the plain image, and the playground says why.
+    const hero = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'e2e/hero')!;
+    await page.selectOption('#pg-src', hero.public_url);
+    await page.waitForFunction(() => /no person found/.test(document.getElementById('pg-info')!.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.selectOption('#pg-src', portrait.public_url);
+    await page.uncheck('#pg-on-remove_bg');
+    await page.fill('#pg-blur_faces-value', '12');
+    await previewOf('blur_faces=12');
+    await page.uncheck('#pg-on-blur_faces');
+    await page.fill('#pg-pixelate_faces-value', '10');
+    await previewOf('pixelate_faces=10');
+    // Reset puts every control back, q's word and the free-form text fields included.
+    await page.selectOption('#pg-q-word', 'auto:best');
+    await page.fill('#pg-crop', '1,2,30,40');
+    await page.click('#pg-reset');
+    expect([await page.inputValue('#pg-q-word'), await page.inputValue('#pg-crop'), await page.isChecked('#pg-on-pixelate_faces')]).to.deep.equal(['', '', false]);
+  });
+
   it('srcset: generates the markup and loads every candidate and the responsive image', async () => {
     await section(page, 'srcset');
     const hero = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'e2e/hero')!;

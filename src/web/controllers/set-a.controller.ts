@@ -6,7 +6,7 @@ import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type TransformRequest } from
 import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
-import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
+import { sendStoredImage, setRenderHeaders } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
@@ -88,7 +88,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     const outcome = await ensureDerivative(deps, prepared, 'api', priorityOf(req));
     res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
-    if (outcome.object) setQualityHeader(res, outcome.object);
+    if (outcome.object) setRenderHeaders(res, outcome.object);
     res.json(transformBody(deps.storage, outcome));
   };
 }
