@@ -2,7 +2,8 @@
 // parameters and bodies come from the JSON Schemas the routes validate with, errors and image
 // answers from one list each, so an operation states only what is particular to its route.
 import { IMAGE_MEDIA_TYPES } from '../schemas/responses.schemas.js';
-import { demoHeaders, fileField, requestModeHeaders, requestModeQuery } from '../schemas/request-extras.schemas.js';
+import { demoHeaders, requestModeHeaders, requestModeQuery } from '../schemas/request-extras.schemas.js';
+import { fileField } from '../schemas/upload.schemas.js';
 
 export type Json = Record<string, unknown>;
 export type Schema = { $id?: string; type?: unknown; properties?: Record<string, Json>; required?: string[] } & Json;

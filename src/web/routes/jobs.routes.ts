@@ -1,7 +1,7 @@
 // GET /jobs/:id: the state of an async job, for its owner.
 import { jobStatusController } from '../controllers/jobs.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
-import { pathSet } from '../middleware/path-set.js';
+import { answerErrorsAs } from '../middleware/error-shape.js';
 import { API_KEY, errors, json, pathParameter } from '../openapi/operation.js';
 import type { RouteTable } from './route-table.js';
 
@@ -11,7 +11,7 @@ export function jobsRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/jobs/:id',
-        handlers: ({ deps, keys }) => [pathSet('B'), requireApiKey(keys), jobStatusController(deps)],
+        handlers: ({ deps, keys }) => [answerErrorsAs('B'), requireApiKey(keys), jobStatusController(deps)],
         openapi: {
           tags: ['Jobs'],
           summary: 'State of an async job (owner only)',

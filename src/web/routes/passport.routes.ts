@@ -1,4 +1,4 @@
-// Passport photos (set B shapes): the specifications and the public, gated demo.
+// Passport photos (errors in set B's shape): the specifications and the public, gated demo.
 import { passportFromUrlController, passportSpecsController, passportUploadController } from '../controllers/passport.controller.js';
 import { perIpLimit } from '../middleware/rate-limit.js';
 import { validateSetB } from '../middleware/validate-set-b.js';
@@ -20,7 +20,6 @@ export function passportRouteTable(): RouteTable {
     ...errors('B', [400, 403, 404, 413, 415, 422, 429, 503, 504]),
   };
   return {
-    pathSet: { set: 'B', prefixes: ['/passport-photo'] },
     routes: [
       {
         method: 'get',

@@ -3,9 +3,7 @@
 // tables (src/web/openapi/document.ts), so a route cannot exist without its documentation.
 import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config.js';
-import type { PathSet } from '../../imaging/params.js';
 import type { KeyCache } from '../middleware/auth.js';
-import { pathSet } from '../middleware/path-set.js';
 import type { FrontDoorMetrics } from '../monitoring/metrics.js';
 import type { Json, Operation } from '../openapi/operation.js';
 import type { WebDeps } from '../web-deps.js';
@@ -46,7 +44,7 @@ export interface RouteContext {
 }
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
-/** Middleware and controllers; a nested list is flattened (validateSetB may return several). */
+/** Middleware and controllers; a nested list is flattened (validation may return several). */
 export type Handler = RequestHandler | RequestHandler[];
 
 export interface RouteSpec {
@@ -62,14 +60,11 @@ export interface RouteSpec {
 }
 
 export interface RouteTable {
-  /** Requests under these prefixes, matched or not, answer in this set's error shape (and are refused while draining). */
-  pathSet?: { set: PathSet; prefixes: string[] };
   routes: RouteSpec[];
 }
 
 export function mountRoutes(table: RouteTable, ctx: RouteContext): Router {
   const router = Router();
-  if (table.pathSet) router.use(table.pathSet.prefixes, pathSet(table.pathSet.set));
   for (const route of table.routes) {
     const handlers = route.handlers(ctx);
     if (route.mount) router.use(route.path, ...handlers);

@@ -1,32 +1,26 @@
-// Set A: POST /upload, GET /transform, GET /generate/srcset (spec 4.1).
+// Transforming a stored image: GET /transform (JSON result, or bytes for a signed URL),
+// GET /image/{path} (the caller's own image as bytes) and the public demo GET /image/demo/{path}.
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
-import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
-import { signedTransformUrl } from '../../imaging/signing.js';
-import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
-import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
-import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
-import { handleUpload } from '../services/upload-service.js';
-import { priorityOf, wantsAsync } from '../services/request-mode.js';
-import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
-import { transformBody } from '../services/response-bodies.js';
+import { formatFromExtension, type TransformRequest } from '../../imaging/params.js';
 import { QUEUE_NAMES } from '../../jobs/job-contract.js';
-import { imageDescription } from '../services/response-bodies.js';
+import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
+import { setATransformQuery } from '../schemas/transform.schemas.js';
+import { assertDemoAllowed, demoSourceAllowed } from '../services/demo-gate.js';
+import { givenNames, serveDerivative, serveKeyless } from '../services/derivative-responder.js';
+import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
+import { capKeylessPlan } from '../services/keyless-limits.js';
+import { priorityOf, wantsAsync } from '../services/request-mode.js';
+import { transformBody } from '../services/response-bodies.js';
+import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { derivativeCacheControl, ensureDerivative, expectDerivativeHit, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
 import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
 const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
-const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number | string; sizes?: string; ttl?: number }>(srcsetQuery);
 
-export function uploadController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
-    const user = currentUser(res);
-    const publicId = typeof req.query.public_id === 'string' ? req.query.public_id : undefined;
-    await handleUpload(deps, req, res, user, { api: 'A', publicId });
-  };
-}
+type ImageRouteQuery = TransformRequest & { src: string };
 
 function validateTransformQuery(req: Request) {
   const raw = queryObject(req.query as Record<string, unknown>);
@@ -93,40 +87,49 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
   };
 }
 
-const MAX_SRCSET_WIDTHS = 20;
+/** The vanity `{path}` may name the output format by its extension. */
+function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtension> {
+  const raw = (req.params as Record<string, string | string[] | undefined>).path;
+  const p = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
+  const m = /\.([A-Za-z0-9]+)$/.exec(p);
+  return m ? formatFromExtension(m[1]) : undefined;
+}
 
-export function srcsetController(deps: WebDeps) {
+function requireSrcRef(deps: WebDeps, src: string) {
+  const ref = parseBaseImageUrl(src, deps.config.cdnUrl);
+  if (!ref) {
+    throw new ServiceError('invalid_parameter', 'src must be the URL of an uploaded image', {
+      issues: [{ loc: ['query', 'src'], msg: `must be an image URL of this service (${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>)`, type: 'value_error' }],
+    });
+  }
+  return ref;
+}
+
+/** GET /image/{path}: the caller's own base image, transformed, as bytes. */
+export function imagePathController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
-    const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
-    if (!checked.ok) {
-      const issue = checked.issues[0];
-      throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
-    }
-    const { src, f = DEFAULT_FORMAT, q = DEFAULT_QUALITY, sizes, ttl } = checked.value;
-    const cdn = deps.config.cdnUrl;
-    const ref = parseBaseImageUrl(src, cdn);
-    if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
-      throw new ServiceError('invalid_parameter', `"src" must be an image URL on the delivery domain (${cdn}/…)`);
-    }
-    // The URLs name the original's version: immutable, and changed by a replacement.
-    const image = await findOwnedImageByRef(deps, user.userId, ref);
-    // `w=` given but empty is an empty list (400), not "use the default widths".
-    const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
-    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
-      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and ${MAX_SIDE}`);
-    }
-    const widths = parts.map(Number);
-    const credential = { kid: user.keyId, secret: user.secret };
-    // With ttl the URLs carry a signed expiry; without it they stay valid until the key is revoked.
-    const exp = ttl !== undefined ? Math.floor(Date.now() / 1000) + ttl : undefined;
-    const urls = widths.map((w) => signedTransformUrl(deps.config.baseUrl, { src, w, f, q, v: image.version, exp }, credential));
-    const largest = Math.max(...widths);
-    res.json({
-      srcset: urls.map((u, i) => `${u} ${widths[i]}w`).join(', '),
-      sizes: sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
-      default: urls[Math.floor((widths.length - 1) / 2)],
-      ...imageDescription(image),
+    const query = res.locals.query as ImageRouteQuery;
+    const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), { given: givenNames(req) });
+    await serveDerivative(deps, req, res, prepared, 'api');
+  };
+}
+
+/** GET /image/demo/{path}: public demo, gated by token or origin, sources limited, keyless limits, own per-image budget. */
+export function imageDemoController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    assertDemoAllowed(deps.config, req);
+    const query = res.locals.query as ImageRouteQuery;
+    if (!demoSourceAllowed(query.src, deps.config.demoSources)) throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
+    const ref = requireSrcRef(deps, query.src);
+    const image = await deps.images.byRef(ref.userId, ref.publicId);
+    if (!image) throw new ServiceError('not_found', 'Image not found');
+    const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), {
+      given: givenNames(req),
+      keyless: true,
+      adjust: (plan) => capKeylessPlan(plan, image, deps.config.keylessMaxSide),
     });
+    await serveKeyless(deps, req, res, prepared, 'demo', deps.config.demoDerivativesPerImage);
   };
 }

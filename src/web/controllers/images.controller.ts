@@ -1,27 +1,20 @@
-// Set B CDN management: POST /cdn/upload, GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
+// A user's images: GET /image/test (the key's owner), GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
 import type { Request, Response } from 'express';
 import { Types } from 'mongoose';
 import { deleteImage, listImagesPage } from '../../catalog/images.js';
 import { planById } from '../../catalog/plans.js';
-import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, listProjects, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
+import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, listProjects, projectImageFilter } from '../../catalog/projects.js';
 import { announceImageChange } from '../../catalog/image-changes.js';
 import { currentPeriod, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
 import { currentUser } from '../middleware/auth.js';
 import { imageDescription } from '../services/response-bodies.js';
-import { handleUpload } from '../services/upload-service.js';
 import type { WebDeps } from '../web-deps.js';
 
-export function cdnUploadController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
+export function imageTestController() {
+  return (_req: Request, res: Response) => {
     const user = currentUser(res);
-    await handleUpload(deps, req, res, user, {
-      api: 'B',
-      resolveProject: async (fields) => {
-        const project = await resolveProjectForUpload(deps.catalog, user.userId, fields.project);
-        return { id: String(project._id), slug: project.slug };
-      },
-    });
+    res.json({ valid: true, user_id: user.userId, plan: user.plan });
   };
 }
 

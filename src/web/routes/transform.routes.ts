@@ -1,0 +1,81 @@
+// Transforming a stored image: GET /transform (errors in set A's shape), GET /image/demo/{path}
+// and GET /image/{path} (set B's). Mounted after GET /image/test (images.routes.ts).
+import { CASE_INSENSITIVE_PARAMS, DEFAULT_BOX } from '../../imaging/params.js';
+import { imageDemoController, imagePathController, transformController } from '../controllers/transform.controller.js';
+import { requireApiKey } from '../middleware/auth.js';
+import { perIpLimit } from '../middleware/rate-limit.js';
+import { validateSetB } from '../middleware/validate-set-b.js';
+import { API_KEY, NO_AUTH, demoParameters, errors, imageHeaders, imageMediaTypes, imageResponses, json, parametersOf, pathParameter, ref, requestModeParameters } from '../openapi/operation.js';
+import { setATransformQuery, setBTransformQuery } from '../schemas/transform.schemas.js';
+import type { RouteTable } from './route-table.js';
+
+export function transformRouteTable(): RouteTable {
+  return {
+    routes: [
+      {
+        method: 'get',
+        path: '/transform',
+        // Authenticates itself: a key, or a signed URL that browsers can load.
+        handlers: ({ deps, keys }) => [transformController(deps, keys)],
+        openapi: {
+          tags: ['Set A'],
+          summary: 'Transform a stored image',
+          description:
+            `With \`X-API-Key\`: the JSON transform result. Without it, a signed URL (\`kid\` + \`sig\`, see above) answers with the image bytes, the format negotiated from \`Accept\` when \`f=auto\`. Only \`w\` keeps the aspect ratio; \`w\` and \`h\` crop to fill; neither fits inside ${DEFAULT_BOX.width}×${DEFAULT_BOX.height}.`,
+          operationId: 'transformA',
+          security: [...API_KEY, {}],
+          parameters: [...parametersOf(setATransformQuery, 'query'), ...requestModeParameters()],
+          responses: {
+            '200': {
+              description: 'JSON result (API key) or the image bytes (signed URL)',
+              headers: { 'X-Cache': imageHeaders['X-Cache'] },
+              content: { 'application/json': { schema: ref('TransformResult') }, ...imageMediaTypes() },
+            },
+            '202': json('JobAccepted', 'Accepted (async mode)'),
+            '304': { description: 'Not modified (signed URL with a matching If-None-Match)' },
+            ...errors('A', [400, 401, 403, 404, 422, 503, 504]),
+          },
+        },
+      },
+      {
+        method: 'get',
+        path: '/image/demo/*path',
+        handlers: ({ deps }) => [
+          perIpLimit(deps.redis, 'demo', deps.config.demoRateLimitPerMin),
+          validateSetB({ query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
+          imageDemoController(deps),
+        ],
+        openapi: {
+          tags: ['Set B: images'],
+          summary: 'Public demo of transformations',
+          description: 'Allowed with `X-Demo-Token` = DEMO_TOKEN or an Origin/Referer in DEMO_ORIGINS; `src` only from DEMO_SOURCES; output at most 2000 px per side; rate-limited per IP.',
+          operationId: 'imageDemo',
+          security: NO_AUTH,
+          parameters: [
+            pathParameter('path', 'Vanity name; an image extension (.jpg, .png, .webp, .avif) sets the format when `f` is absent'),
+            ...parametersOf(setBTransformQuery, 'query'),
+            ...demoParameters(),
+          ],
+          responses: { ...imageResponses('The transformed image'), ...errors('B', [403, 404, 422, 429, 503, 504]) },
+        },
+      },
+      {
+        method: 'get',
+        path: '/image/*path',
+        handlers: ({ deps, keys }) => [
+          validateSetB({ requireKey: true, query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
+          requireApiKey(keys),
+          imagePathController(deps),
+        ],
+        openapi: {
+          tags: ['Set B: images'],
+          summary: 'Process and serve one of your images with transformations',
+          operationId: 'imagePath',
+          security: API_KEY,
+          parameters: [pathParameter('path', 'Vanity name (may contain "/"); an image extension sets the format when `f` is absent'), ...parametersOf(setBTransformQuery, 'query')],
+          responses: { ...imageResponses('The transformed image'), ...errors('B', [401, 404, 422, 503, 504]) },
+        },
+      },
+    ],
+  };
+}
