@@ -4,3 +4,4 @@ export { PictorApiError, PictorConfigError, PictorError, PictorNetworkError, typ
 export type * from './types.js';
 export { canonicalQuery, signedTransformUrlWith, webCryptoHmacSha256, type HmacSha256 } from '../imaging/signing-core.js';
 export { TRANSFORM_PARAMS, FORMAT_VALUES, FIT_VALUES, MAX_SIDE, type ParamDefinition, type FitMode } from '../imaging/params.js';
+export { SRCSET_WIDTHS } from '../imaging/srcset.js';

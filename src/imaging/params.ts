@@ -73,8 +73,6 @@ export const DPR_RANGE = { minimum: size.dpr.minimum, maximum: size.dpr.maximum 
 /** Set A's q and f when not given (also the srcset's). */
 export const DEFAULT_QUALITY = output.q.defaultA;
 export const DEFAULT_FORMAT = output.f.defaultA;
-/** Enumerated parameters: their values are matched case-insensitively (lower-cased before validation). */
-export const CASE_INSENSITIVE_PARAMS: readonly string[] = HANDLERS.filter((p) => p.enum !== undefined).map((p) => p.name);
 
 /** Request values of the parameters a path set accepts, generated from the registry (the SDK's types too). */
 export type ParamValues<S extends PathSet> = { [P in ParamEntry as S extends P['sets'][number] ? P['name'] : never]?: ParamValue<P> };

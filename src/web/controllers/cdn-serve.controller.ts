@@ -3,8 +3,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
-import type { TransformRequest } from '../../imaging/params.js';
 import { apiKeyOf, type KeyCache } from '../middleware/auth.js';
+import { inputOf } from '../middleware/validate.js';
+import { cdnServeInputs } from '../schemas/transform.schemas.js';
 import { applyClientHints, CLIENT_HINTS } from '../services/client-hints.js';
 import { givenNames, serveDerivative, serveKeyless } from '../services/derivative-responder.js';
 import { dependOn } from '../services/hit-memo.js';
@@ -48,14 +49,15 @@ export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: Request
       void limit(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()));
     });
   return async (req: Request, res: Response) => {
+    const { params, query: checked } = inputOf(res, cdnServeInputs);
     let image: ImageDoc;
     try {
-      image = await findImageById(deps, String(req.params.image_id));
+      image = await findImageById(deps, params.image_id);
     } catch (err) {
       await consume(req, res);
       throw err;
     }
-    let query = res.locals.query as TransformRequest;
+    let query = checked;
     const given = givenNames(req);
     const negotiation = negotiationFor(image, req.headers.accept ?? '', 'B');
     if (await ownerCredentialOf(req, res, keys, image)) {

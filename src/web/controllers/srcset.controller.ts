@@ -1,28 +1,22 @@
 // GET /generate/srcset: srcset, sizes and a default URL of signed /transform URLs (spec 4.1).
 import type { Request, Response } from 'express';
+import type { SrcsetResult } from '../../api/response-types.js';
 import { ServiceError } from '../../errors.js';
 import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE } from '../../imaging/params.js';
 import { signedTransformUrl } from '../../imaging/signing.js';
+import { SRCSET_WIDTHS } from '../../imaging/srcset.js';
 import { currentUser } from '../middleware/auth.js';
-import { srcsetQuery } from '../schemas/transform.schemas.js';
+import { inputOf } from '../middleware/validate.js';
+import { srcsetInputs } from '../schemas/transform.schemas.js';
 import { imageDescription } from '../services/response-bodies.js';
 import { findOwnedImageByRef, parseBaseImageUrl } from '../services/transform-service.js';
-import { compile, queryObject } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
-
-const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number | string; sizes?: string; ttl?: number }>(srcsetQuery);
-
-const MAX_SRCSET_WIDTHS = 20;
 
 export function srcsetController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
-    const checked = srcsetSchema.check(queryObject(req.query as Record<string, unknown>), 'query');
-    if (!checked.ok) {
-      const issue = checked.issues[0];
-      throw new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
-    }
-    const { src, f = DEFAULT_FORMAT, q = DEFAULT_QUALITY, sizes, ttl } = checked.value;
+    const { query } = inputOf(res, srcsetInputs);
+    const { src, f = DEFAULT_FORMAT, q = DEFAULT_QUALITY, sizes, ttl } = query;
     const cdn = deps.config.cdnUrl;
     const ref = parseBaseImageUrl(src, cdn);
     if (!src.startsWith(cdn + '/') || (cdn.startsWith('https:') && !src.startsWith('https:')) || !ref) {
@@ -31,9 +25,9 @@ export function srcsetController(deps: WebDeps) {
     // The URLs name the original's version: immutable, and changed by a replacement.
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     // `w=` given but empty is an empty list (400), not "use the default widths".
-    const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
-    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
-      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and ${MAX_SIDE}`);
+    const parts = (req.query.w === '' ? '' : (query.w ?? SRCSET_WIDTHS.default.join(','))).split(',').map((s) => s.trim());
+    if (parts.length < 1 || parts.length > SRCSET_WIDTHS.maxCount || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
+      throw new ServiceError('bad_request', `"w" must be 1 to ${SRCSET_WIDTHS.maxCount} comma-separated integers between 1 and ${MAX_SIDE}`);
     }
     const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };
@@ -46,6 +40,6 @@ export function srcsetController(deps: WebDeps) {
       sizes: sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
       default: urls[Math.floor((widths.length - 1) / 2)],
       ...imageDescription(image),
-    });
+    } satisfies SrcsetResult);
   };
 }

@@ -1,60 +1,51 @@
 // Transforming a stored image: GET /transform (JSON result, or bytes for a signed URL),
 // GET /image/{path} (the caller's own image as bytes) and the public demo GET /image/demo/{path}.
-import type { Request, Response } from 'express';
-import type { AuthenticatedUser } from '../../catalog/api-keys.js';
+import type { NextFunction, Request, Response } from 'express';
 import { ServiceError } from '../../errors.js';
-import { formatFromExtension, type TransformRequest } from '../../imaging/params.js';
+import { formatFromExtension } from '../../imaging/params.js';
 import { QUEUE_NAMES } from '../../jobs/job-contract.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
-import { setATransformQuery } from '../schemas/transform.schemas.js';
+import { inputOf } from '../middleware/validate.js';
+import { imageDemoInputs, imagePathInputs, transformInputs } from '../schemas/transform.schemas.js';
 import { assertDemoAllowed, demoSourceAllowed } from '../services/demo-gate.js';
 import { givenNames, serveDerivative, serveKeyless } from '../services/derivative-responder.js';
 import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
 import { capKeylessPlan } from '../services/keyless-limits.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
-import { transformBody } from '../services/response-bodies.js';
+import { jobAccepted, transformBody } from '../services/response-bodies.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { derivativeCacheControl, ensureDerivative, expectDerivativeHit, findOwnedImageByRef, negotiationFor, parseBaseImageUrl, prepareTransform, transformJob } from '../services/transform-service.js';
-import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
-const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
-
-type ImageRouteQuery = TransformRequest & { src: string };
-
-function validateTransformQuery(req: Request) {
-  const raw = queryObject(req.query as Record<string, unknown>);
-  const checked = transformQuery.check(raw, 'query');
-  if (!checked.ok) {
-    const srcIssue = checked.issues.find((i) => i.loc[1] === 'src');
-    if (srcIssue) throw new ServiceError('bad_request', `Missing or invalid "src": ${srcIssue.msg}`);
-    throw validationError(checked.issues);
-  }
-  return checked.value;
-}
-
-/** GET /transform: JSON for API callers (X-API-Key); image bytes for signed URLs (browsers). */
-export function transformController(deps: WebDeps, keys: KeyCache) {
-  return async (req: Request, res: Response) => {
+/** GET /transform authenticates by X-API-Key (answered with JSON) or by a signed URL (browsers, answered with bytes). */
+export function transformAuthentication(keys: KeyCache) {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const key = apiKeyOf(req);
     const rawQuery = req.query as Record<string, string | undefined>;
-    let user: AuthenticatedUser | null;
-    let signed = false;
     if (key) {
-      user = await keys.lookup(key);
-      if (!user) throw new ServiceError('unauthorized', 'Invalid API key');
+      res.locals.user = await keys.lookup(key);
+      if (!res.locals.user) throw new ServiceError('unauthorized', 'Invalid API key');
     } else if (isSignedQuery(rawQuery)) {
-      user = await verifySignedQuery(keys, rawQuery, res);
-      signed = true;
+      res.locals.user = await verifySignedQuery(keys, rawQuery, res);
+      res.locals.signed = true;
     } else {
       throw new ServiceError('unauthorized', 'Missing API key (send X-API-Key) or URL signature');
     }
-    const query = validateTransformQuery(req);
+    next();
+  };
+}
+
+/** GET /transform: JSON for API callers (X-API-Key); image bytes for signed URLs (browsers). */
+export function transformController(deps: WebDeps) {
+  return async (req: Request, res: Response) => {
+    const user = currentUser(res);
+    const signed = res.locals.signed === true;
+    const { query } = inputOf(res, transformInputs);
     const ref = parseBaseImageUrl(query.src, deps.config.cdnUrl);
     if (!ref) throw new ServiceError('bad_request', `"src" must be the URL of an uploaded image: ${deps.config.cdnUrl}/<user_id>/images/<public_id>.<ext>`);
     const image = await findOwnedImageByRef(deps, user.userId, ref);
     const accept = req.headers.accept ?? '';
-    const given = Object.keys(rawQuery);
+    const given = givenNames(req);
     const prepared = await prepareTransform(deps, image, 'A', query, negotiationFor(image, accept, 'A'), { given });
     if (signed) {
       // A browser: negotiate from its Accept header (not the JSON default) and send bytes.
@@ -75,9 +66,9 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
       await deps.limits.assertMayTransform(image.userId);
       const { jobId, data } = transformJob(prepared, 'api');
       await deps.jobs.enqueue(QUEUE_NAMES.transform, data, { jobId, priority: priorityOf(req) });
-      const statusUrl = `${deps.config.baseUrl}/jobs/${jobId}`;
-      res.status(202).setHeader('Location', statusUrl);
-      res.json({ job_id: jobId, state: 'queued', status_url: statusUrl });
+      const accepted = jobAccepted(deps.config.baseUrl, jobId);
+      res.status(202).setHeader('Location', accepted.status_url);
+      res.json(accepted);
       return;
     }
     const outcome = await ensureDerivative(deps, prepared, 'api', priorityOf(req));
@@ -109,7 +100,7 @@ function requireSrcRef(deps: WebDeps, src: string) {
 export function imagePathController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
-    const query = res.locals.query as ImageRouteQuery;
+    const { query } = inputOf(res, imagePathInputs);
     const image = await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src));
     const prepared = await prepareTransform(deps, image, 'B', query, negotiationFor(image, req.headers.accept ?? '', 'B', formatFromVanityPath(req)), { given: givenNames(req) });
     await serveDerivative(deps, req, res, prepared, 'api');
@@ -120,7 +111,7 @@ export function imagePathController(deps: WebDeps) {
 export function imageDemoController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     assertDemoAllowed(deps.config, req);
-    const query = res.locals.query as ImageRouteQuery;
+    const { query } = inputOf(res, imageDemoInputs);
     if (!demoSourceAllowed(query.src, deps.config.demoSources)) throw new ServiceError('forbidden', 'This source is not allowed on the demo route');
     const ref = requireSrcRef(deps, query.src);
     const image = await deps.images.byRef(ref.userId, ref.publicId);

@@ -3,13 +3,16 @@
 import type { Request, Response } from 'express';
 import { resolveProjectForUpload } from '../../catalog/projects.js';
 import { currentUser } from '../middleware/auth.js';
+import { checkFields, inputOf } from '../middleware/validate.js';
+import { cdnUploadInputs, uploadInputs } from '../schemas/upload.schemas.js';
 import { handleUpload } from '../services/upload-service.js';
 import type { WebDeps } from '../web-deps.js';
 
 export function uploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
     const user = currentUser(res);
-    const publicId = typeof req.query.public_id === 'string' ? req.query.public_id : undefined;
+    // `public_id=` is a bad id (400), not "no id": the query check drops empty values as not given.
+    const publicId = req.query.public_id === '' ? '' : inputOf(res, uploadInputs).query.public_id;
     await handleUpload(deps, req, res, user, { api: 'A', publicId });
   };
 }
@@ -20,7 +23,7 @@ export function cdnUploadController(deps: WebDeps) {
     await handleUpload(deps, req, res, user, {
       api: 'B',
       resolveProject: async (fields) => {
-        const project = await resolveProjectForUpload(deps.catalog, user.userId, fields.project);
+        const project = await resolveProjectForUpload(deps.catalog, user.userId, checkFields(cdnUploadInputs, fields).project);
         return { id: String(project._id), slug: project.slug };
       },
     });

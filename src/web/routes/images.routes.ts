@@ -3,12 +3,9 @@
 // /cdn/:image_id) and before the transform routes (/image/test before /image/*path).
 import { deleteImagesController, deleteOneImageController, imageTestController, listImagesController, usageController } from '../controllers/images.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
-import { validateSetB } from '../middleware/validate-set-b.js';
-import { API_KEY, errors, json, jsonBody, parametersOf, pathParameter } from '../openapi/operation.js';
-import { deleteImagesBody, listImagesQuery } from '../schemas/images.schemas.js';
+import { API_KEY, errors, json } from '../openapi/operation.js';
+import { deleteImagesInputs, deleteOneImageInputs, keyOnlyInputs, listImagesInputs } from '../schemas/images.schemas.js';
 import type { RouteTable } from './route-table.js';
-
-const keyOnly = () => validateSetB({ requireKey: true });
 
 export function imagesRouteTable(): RouteTable {
   return {
@@ -16,7 +13,8 @@ export function imagesRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/image/test',
-        handlers: ({ keys }) => [keyOnly(), requireApiKey(keys), imageTestController()],
+        inputs: keyOnlyInputs,
+        handlers: ({ keys, checkInputs }) => [checkInputs, requireApiKey(keys), imageTestController()],
         openapi: {
           tags: ['Set B: images'],
           summary: 'Validate credentials',
@@ -28,34 +26,35 @@ export function imagesRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/cdn/images',
-        handlers: ({ deps, keys }) => [validateSetB({ requireKey: true, query: listImagesQuery }), requireApiKey(keys), listImagesController(deps)],
+        inputs: listImagesInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), listImagesController(deps)],
         openapi: {
           tags: ['Set B: CDN'],
           summary: 'List your images (newest first)',
           operationId: 'listImages',
           security: API_KEY,
-          parameters: parametersOf(listImagesQuery, 'query'),
           responses: { '200': json('ImageList'), ...errors('B', [401, 422]) },
         },
       },
       {
         method: 'delete',
         path: '/cdn/images',
-        handlers: ({ deps, keys }) => [validateSetB({ requireKey: true, body: deleteImagesBody }), requireApiKey(keys), deleteImagesController(deps)],
+        inputs: deleteImagesInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), deleteImagesController(deps)],
         openapi: {
           tags: ['Set B: CDN'],
           summary: 'Delete images',
           description: 'Removes originals, derivatives and their bytes from usage.',
           operationId: 'deleteImages',
           security: API_KEY,
-          requestBody: jsonBody(deleteImagesBody),
           responses: { '200': json('DeleteImagesResult'), ...errors('B', [400, 401, 413, 415, 422]) },
         },
       },
       {
         method: 'get',
         path: '/cdn/usage',
-        handlers: ({ deps, keys }) => [keyOnly(), requireApiKey(keys), usageController(deps)],
+        inputs: keyOnlyInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), usageController(deps)],
         openapi: {
           tags: ['Set B: CDN'],
           summary: 'Storage and bandwidth usage',
@@ -67,13 +66,13 @@ export function imagesRouteTable(): RouteTable {
       {
         method: 'delete',
         path: '/cdn/:image_id',
-        handlers: ({ deps, keys }) => [keyOnly(), requireApiKey(keys), deleteOneImageController(deps)],
+        inputs: deleteOneImageInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), deleteOneImageController(deps)],
         openapi: {
           tags: ['Set B: CDN'],
           summary: 'Delete one image',
           operationId: 'deleteImage',
           security: API_KEY,
-          parameters: [pathParameter('image_id', 'imageId')],
           responses: { '200': json('DeleteImagesResult'), ...errors('B', [401, 404, 422]) },
         },
       },

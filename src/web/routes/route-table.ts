@@ -4,6 +4,7 @@
 import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config.js';
 import type { KeyCache } from '../middleware/auth.js';
+import { validate, type RouteInputs } from '../middleware/validate.js';
 import type { FrontDoorMetrics } from '../monitoring/metrics.js';
 import type { Json, Operation } from '../openapi/operation.js';
 import type { WebDeps } from '../web-deps.js';
@@ -47,13 +48,23 @@ export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 /** Middleware and controllers; a nested list is flattened (validation may return several). */
 export type Handler = RequestHandler | RequestHandler[];
 
+/** The context of one route: `checkInputs` validates its declared inputs (place it among the handlers). */
+export interface RouteHandlerContext extends RouteContext {
+  checkInputs: RequestHandler[];
+}
+
 export interface RouteSpec {
   method: HttpMethod;
   /** Express syntax: `:name` for a segment, `*name` for the rest of the path. */
   path: string;
   /** A sub-app owning everything under `path` (router.use); documented as its GET page. */
   mount?: boolean;
-  handlers: (ctx: RouteContext) => Handler[];
+  /**
+   * What the route takes (path params, query, JSON body, form fields, the key header): checked
+   * by `checkInputs`, read by the controller through inputOf(), and listed in its OpenAPI operation.
+   */
+  inputs?: RouteInputs;
+  handlers: (ctx: RouteHandlerContext) => Handler[];
   openapi: Operation;
   /** Another spelling Express routes here (a trailing slash), documented as an operation of its own. */
   alias?: { path: string; summary: string; operationId: string };
@@ -66,7 +77,9 @@ export interface RouteTable {
 export function mountRoutes(table: RouteTable, ctx: RouteContext): Router {
   const router = Router();
   for (const route of table.routes) {
-    const handlers = route.handlers(ctx);
+    const checkInputs = route.inputs ? validate(route.inputs) : [];
+    const handlers = route.handlers({ ...ctx, checkInputs });
+    if (checkInputs.length > 0 && !handlers.includes(checkInputs)) throw new Error(`${route.method.toUpperCase()} ${route.path} declares inputs but does not check them`);
     if (route.mount) router.use(route.path, ...handlers);
     else router[route.method](route.path, ...handlers);
   }

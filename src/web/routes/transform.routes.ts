@@ -1,12 +1,11 @@
 // Transforming a stored image: GET /transform (errors in set A's shape), GET /image/demo/{path}
 // and GET /image/{path} (set B's). Mounted after GET /image/test (images.routes.ts).
-import { CASE_INSENSITIVE_PARAMS, DEFAULT_BOX } from '../../imaging/params.js';
-import { imageDemoController, imagePathController, transformController } from '../controllers/transform.controller.js';
+import { DEFAULT_BOX } from '../../imaging/params.js';
+import { imageDemoController, imagePathController, transformAuthentication, transformController } from '../controllers/transform.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
 import { perIpLimit } from '../middleware/rate-limit.js';
-import { validateSetB } from '../middleware/validate-set-b.js';
-import { API_KEY, NO_AUTH, demoParameters, errors, imageHeaders, imageMediaTypes, imageResponses, json, parametersOf, pathParameter, ref, requestModeParameters } from '../openapi/operation.js';
-import { setATransformQuery, setBTransformQuery } from '../schemas/transform.schemas.js';
+import { API_KEY, NO_AUTH, demoParameters, errors, imageHeaders, imageMediaTypes, imageResponses, json, pathParameter, ref, requestModeParameters } from '../openapi/operation.js';
+import { imageDemoInputs, imagePathInputs, transformInputs } from '../schemas/transform.schemas.js';
 import type { RouteTable } from './route-table.js';
 
 export function transformRouteTable(): RouteTable {
@@ -15,8 +14,9 @@ export function transformRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/transform',
-        // Authenticates itself: a key, or a signed URL that browsers can load.
-        handlers: ({ deps, keys }) => [transformController(deps, keys)],
+        inputs: transformInputs,
+        // A key, or a signed URL that browsers can load; checked before the parameters.
+        handlers: ({ deps, keys, checkInputs }) => [transformAuthentication(keys), checkInputs, transformController(deps)],
         openapi: {
           tags: ['Set A'],
           summary: 'Transform a stored image',
@@ -24,7 +24,7 @@ export function transformRouteTable(): RouteTable {
             `With \`X-API-Key\`: the JSON transform result. Without it, a signed URL (\`kid\` + \`sig\`, see above) answers with the image bytes, the format negotiated from \`Accept\` when \`f=auto\`. Only \`w\` keeps the aspect ratio; \`w\` and \`h\` crop to fill; neither fits inside ${DEFAULT_BOX.width}×${DEFAULT_BOX.height}.`,
           operationId: 'transformA',
           security: [...API_KEY, {}],
-          parameters: [...parametersOf(setATransformQuery, 'query'), ...requestModeParameters()],
+          parameters: requestModeParameters(),
           responses: {
             '200': {
               description: 'JSON result (API key) or the image bytes (signed URL)',
@@ -40,11 +40,8 @@ export function transformRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/image/demo/*path',
-        handlers: ({ deps }) => [
-          perIpLimit(deps.redis, 'demo', deps.config.demoRateLimitPerMin),
-          validateSetB({ query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
-          imageDemoController(deps),
-        ],
+        inputs: imageDemoInputs,
+        handlers: ({ deps, checkInputs }) => [perIpLimit(deps.redis, 'demo', deps.config.demoRateLimitPerMin), checkInputs, imageDemoController(deps)],
         openapi: {
           tags: ['Set B: images'],
           summary: 'Public demo of transformations',
@@ -53,7 +50,6 @@ export function transformRouteTable(): RouteTable {
           security: NO_AUTH,
           parameters: [
             pathParameter('path', 'Vanity name; an image extension (.jpg, .png, .webp, .avif) sets the format when `f` is absent'),
-            ...parametersOf(setBTransformQuery, 'query'),
             ...demoParameters(),
           ],
           responses: { ...imageResponses('The transformed image'), ...errors('B', [403, 404, 422, 429, 503, 504]) },
@@ -62,17 +58,14 @@ export function transformRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/image/*path',
-        handlers: ({ deps, keys }) => [
-          validateSetB({ requireKey: true, query: setBTransformQuery, lowerCaseQuery: [...CASE_INSENSITIVE_PARAMS] }),
-          requireApiKey(keys),
-          imagePathController(deps),
-        ],
+        inputs: imagePathInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), imagePathController(deps)],
         openapi: {
           tags: ['Set B: images'],
           summary: 'Process and serve one of your images with transformations',
           operationId: 'imagePath',
           security: API_KEY,
-          parameters: [pathParameter('path', 'Vanity name (may contain "/"); an image extension sets the format when `f` is absent'), ...parametersOf(setBTransformQuery, 'query')],
+          parameters: [pathParameter('path', 'Vanity name (may contain "/"); an image extension sets the format when `f` is absent')],
           responses: { ...imageResponses('The transformed image'), ...errors('B', [401, 404, 422, 503, 504]) },
         },
       },

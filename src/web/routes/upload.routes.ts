@@ -1,9 +1,8 @@
 // Uploads: POST /upload (errors in set A's shape) and POST /cdn/upload (set B's).
 import { cdnUploadController, uploadController } from '../controllers/upload.controller.js';
 import { requireApiKey } from '../middleware/auth.js';
-import { validateSetB } from '../middleware/validate-set-b.js';
-import { API_KEY, errors, json, multipartBody, parametersOf, requestModeParameters } from '../openapi/operation.js';
-import { publicIdProperty, setAUploadQuery, uploadFields } from '../schemas/upload.schemas.js';
+import { API_KEY, errors, json, multipartBody, requestModeParameters } from '../openapi/operation.js';
+import { cdnUploadInputs, publicIdProperty, uploadFields, uploadInputs } from '../schemas/upload.schemas.js';
 import type { RouteTable } from './route-table.js';
 
 export function uploadRouteTable(): RouteTable {
@@ -12,13 +11,14 @@ export function uploadRouteTable(): RouteTable {
       {
         method: 'post',
         path: '/upload',
-        handlers: ({ deps, keys }) => [requireApiKey(keys), uploadController(deps)],
+        inputs: uploadInputs,
+        handlers: ({ deps, keys, checkInputs }) => [requireApiKey(keys), checkInputs, uploadController(deps)],
         openapi: {
           tags: ['Set A'],
           summary: 'Upload an image',
           operationId: 'uploadA',
           security: API_KEY,
-          parameters: [...parametersOf(setAUploadQuery, 'query'), ...requestModeParameters()],
+          parameters: requestModeParameters(),
           requestBody: multipartBody(null, { public_id: { ...publicIdProperty, description: 'Same as the query parameter (the query wins)' } }),
           responses: { '200': json('UploadResult'), '202': json('JobAccepted', 'Accepted (async mode)'), ...errors('A', [400, 401, 403, 413, 415, 503, 504]) },
         },
@@ -26,7 +26,8 @@ export function uploadRouteTable(): RouteTable {
       {
         method: 'post',
         path: '/cdn/upload',
-        handlers: ({ deps, keys }) => [validateSetB({ requireKey: true }), requireApiKey(keys), cdnUploadController(deps)],
+        inputs: cdnUploadInputs,
+        handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), cdnUploadController(deps)],
         openapi: {
           tags: ['Set B: CDN'],
           summary: 'Upload an image into a project',

@@ -1,4 +1,6 @@
-// Request bodies of /cdn/projects (spec 2.5). Also the source of the OpenAPI document.
+// Inputs of /cdn/projects (spec 2.5). Validated by middleware/validate.ts; also the source of the
+// OpenAPI document and of the controllers' types.
+import type { RouteInputs } from '../middleware/validate.js';
 import { objectId } from './images.schemas.js';
 
 export const createProjectBody = {
@@ -9,7 +11,7 @@ export const createProjectBody = {
     description: { type: ['string', 'null'], maxLength: 1000 },
   },
   required: ['name'],
-};
+} as const;
 
 export const updateProjectBody = {
   $id: 'UpdateProjectBody',
@@ -20,7 +22,7 @@ export const updateProjectBody = {
     description: { type: ['string', 'null'], maxLength: 1000 },
   },
   required: ['projectId'],
-};
+} as const;
 
 export const deleteProjectBody = {
   $id: 'DeleteProjectBody',
@@ -30,4 +32,8 @@ export const deleteProjectBody = {
     moveImagesToDefault: { type: 'boolean', default: false },
   },
   required: ['projectId'],
-};
+} as const;
+
+export const createProjectInputs = { apiKey: true, body: createProjectBody } as const satisfies RouteInputs;
+export const updateProjectInputs = { apiKey: true, body: updateProjectBody } as const satisfies RouteInputs;
+export const deleteProjectInputs = { apiKey: true, body: deleteProjectBody } as const satisfies RouteInputs;
