@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
+import { PRESETS_ONLY_PARAMS } from '../../imaging/params.js';
 import { apiKeyOf, type KeyCache } from '../middleware/auth.js';
 import { inputOf } from '../middleware/validate.js';
 import { cdnServeInputs } from '../schemas/transform.schemas.js';
@@ -13,9 +14,6 @@ import { capKeylessPlan } from '../services/keyless-limits.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
 import { findImageById, negotiationFor, prepareTransform } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
-
-/** With PUBLIC_PRESETS_ONLY, the only parameters the keyless route takes. */
-const PRESETS_ONLY_ALLOWED = new Set(['preset', 'f', 'v']);
 
 /**
  * The caller of /cdn/{id} who may skip the keyless limits: the image's owner, by X-API-Key or by
@@ -66,8 +64,9 @@ export function cdnServeController(deps: WebDeps, keys: KeyCache, limit: Request
     }
     let vary: string[] = [];
     if (deps.config.publicPresetsOnly) {
-      const refused = given.filter((name) => !PRESETS_ONLY_ALLOWED.has(name));
-      if (refused.length > 0) throw new ServiceError('forbidden', `This service answers /cdn/{id} with presets only (preset, f, v); not allowed: ${refused.join(', ')}`);
+      // With PUBLIC_PRESETS_ONLY, the keyless route takes only the registry's presets-only parameters.
+      const refused = given.filter((name) => !PRESETS_ONLY_PARAMS.includes(name));
+      if (refused.length > 0) throw new ServiceError('forbidden', `This service answers /cdn/{id} with presets only (${PRESETS_ONLY_PARAMS.join(', ')}); not allowed: ${refused.join(', ')}`);
     } else {
       res.setHeader('Accept-CH', CLIENT_HINTS.join(', '));
       const hinted = applyClientHints(req, query, image);

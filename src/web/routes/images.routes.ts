@@ -16,7 +16,7 @@ export function imagesRouteTable(): RouteTable {
         inputs: keyOnlyInputs,
         handlers: ({ keys, checkInputs }) => [checkInputs, requireApiKey(keys), imageTestController()],
         openapi: {
-          tags: ['Set B: images'],
+          tags: ['Images'],
           summary: 'Validate credentials',
           operationId: 'imageTest',
           security: API_KEY,
@@ -29,7 +29,7 @@ export function imagesRouteTable(): RouteTable {
         inputs: listImagesInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), listImagesController(deps)],
         openapi: {
-          tags: ['Set B: CDN'],
+          tags: ['Images'],
           summary: 'List your images (newest first)',
           operationId: 'listImages',
           security: API_KEY,
@@ -42,7 +42,7 @@ export function imagesRouteTable(): RouteTable {
         inputs: deleteImagesInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), deleteImagesController(deps)],
         openapi: {
-          tags: ['Set B: CDN'],
+          tags: ['Images'],
           summary: 'Delete images',
           description: 'Removes originals, derivatives and their bytes from usage.',
           operationId: 'deleteImages',
@@ -56,7 +56,7 @@ export function imagesRouteTable(): RouteTable {
         inputs: keyOnlyInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), usageController(deps)],
         openapi: {
-          tags: ['Set B: CDN'],
+          tags: ['Images'],
           summary: 'Storage and bandwidth usage',
           operationId: 'getUsage',
           security: API_KEY,
@@ -69,7 +69,7 @@ export function imagesRouteTable(): RouteTable {
         inputs: deleteOneImageInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), deleteOneImageController(deps)],
         openapi: {
-          tags: ['Set B: CDN'],
+          tags: ['Images'],
           summary: 'Delete one image',
           operationId: 'deleteImage',
           security: API_KEY,

@@ -14,7 +14,7 @@ export function srcsetRouteTable(): RouteTable {
         inputs: srcsetInputs,
         handlers: ({ deps, keys, checkInputs }) => [requireApiKey(keys), checkInputs, srcsetController(deps)],
         openapi: {
-          tags: ['Set A'],
+          tags: ['Srcset'],
           summary: 'Generate srcset, sizes and a default URL',
           description: 'Entries are signed `/transform` URLs that load in browsers without a key.',
           operationId: 'generateSrcset',

@@ -18,7 +18,7 @@ export function transformRouteTable(): RouteTable {
         // A key, or a signed URL that browsers can load; checked before the parameters.
         handlers: ({ deps, keys, checkInputs }) => [transformAuthentication(keys), checkInputs, transformController(deps)],
         openapi: {
-          tags: ['Set A'],
+          tags: ['Transform'],
           summary: 'Transform a stored image',
           description:
             `With \`X-API-Key\`: the JSON transform result. Without it, a signed URL (\`kid\` + \`sig\`, see above) answers with the image bytes, the format negotiated from \`Accept\` when \`f=auto\`. Only \`w\` keeps the aspect ratio; \`w\` and \`h\` crop to fill; neither fits inside ${DEFAULT_BOX.width}×${DEFAULT_BOX.height}.`,
@@ -43,7 +43,7 @@ export function transformRouteTable(): RouteTable {
         inputs: imageDemoInputs,
         handlers: ({ deps, checkInputs }) => [perIpLimit(deps.redis, 'demo', deps.config.demoRateLimitPerMin), checkInputs, imageDemoController(deps)],
         openapi: {
-          tags: ['Set B: images'],
+          tags: ['Transform'],
           summary: 'Public demo of transformations',
           description: 'Allowed with `X-Demo-Token` = DEMO_TOKEN or an Origin/Referer in DEMO_ORIGINS; `src` only from DEMO_SOURCES; output at most 2000 px per side; rate-limited per IP.',
           operationId: 'imageDemo',
@@ -61,7 +61,7 @@ export function transformRouteTable(): RouteTable {
         inputs: imagePathInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), imagePathController(deps)],
         openapi: {
-          tags: ['Set B: images'],
+          tags: ['Transform'],
           summary: 'Process and serve one of your images with transformations',
           operationId: 'imagePath',
           security: API_KEY,

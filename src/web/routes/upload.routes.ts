@@ -14,7 +14,7 @@ export function uploadRouteTable(): RouteTable {
         inputs: uploadInputs,
         handlers: ({ deps, keys, checkInputs }) => [requireApiKey(keys), checkInputs, uploadController(deps)],
         openapi: {
-          tags: ['Set A'],
+          tags: ['Upload'],
           summary: 'Upload an image',
           operationId: 'uploadA',
           security: API_KEY,
@@ -29,7 +29,7 @@ export function uploadRouteTable(): RouteTable {
         inputs: cdnUploadInputs,
         handlers: ({ deps, keys, checkInputs }) => [checkInputs, requireApiKey(keys), cdnUploadController(deps)],
         openapi: {
-          tags: ['Set B: CDN'],
+          tags: ['Upload'],
           summary: 'Upload an image into a project',
           operationId: 'cdnUpload',
           security: API_KEY,
