@@ -27,12 +27,6 @@ export const COMPLIANCE = {
   /** Mean face luma range (0..255) and maximum share of clipped face pixels (luma >= 250 or <= 5). */
   FACE_LUMA_RANGE: [90, 215] as const,
   MAX_CLIPPED_SHARE: 0.03,
-  /**
-   * Variance of the 4-neighbour Laplacian of the face's luma at 600 px (scaled by (height/600)^2).
-   * Corpus outputs: 69-1100, the cameraman (upscaled 3x) 13-17; the astronaut with a Gaussian blur
-   * of sigma 1.5 source px (3.4 px at the output): 5-7, sigma 2: 4-5.
-   */
-  MIN_SHARPNESS: 8,
   /** Source pixels per output pixel at the face: below 0.8 means upscaling by more than 1.25x. */
   MIN_SOURCE_PX_PER_OUTPUT_PX: 0.8,
 } as const;
@@ -79,49 +73,28 @@ function round(v: number, digits = 3): number {
 
 // Pixel loops are functions of their own that write their sums into an array (vision/warp.ts says why).
 
-function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number; sharpness: number } {
-  const x0 = Math.max(1, Math.floor(region.x0));
-  const y0 = Math.max(1, Math.floor(region.y0));
-  const x1 = Math.min(img.width - 1, Math.ceil(region.x1));
-  const y1 = Math.min(img.height - 1, Math.ceil(region.y1));
-  // luma sum, clipped count, pixel count, Laplacian sum, Laplacian sum of squares
-  const acc = new Float64Array(5);
+function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number } {
+  const x0 = Math.max(0, Math.floor(region.x0));
+  const y0 = Math.max(0, Math.floor(region.y0));
+  const x1 = Math.min(img.width, Math.ceil(region.x1));
+  const y1 = Math.min(img.height, Math.ceil(region.y1));
+  // luma sum, clipped count, pixel count
+  const acc = new Float64Array(3);
   faceSums(img.data, img.width, x0, y0, x1, y1, acc);
-  const [s, clipped, n, lapSum, lapSq] = acc;
-  if (!n) return { meanLuma: 0, clippedShare: 1, sharpness: 0 };
-  const lapMean = lapSum / n;
-  const scale = (img.height / 600) ** 2;
-  return { meanLuma: s / n, clippedShare: clipped / n, sharpness: (lapSq / n - lapMean * lapMean) * scale };
-}
-
-/** Luma of RGB pixel (x, y). */
-function lumaAt(d: Uint8Array, w: number, x: number, y: number): number {
-  const j = (y * w + x) * 3;
-  return luma(d[j], d[j + 1], d[j + 2]);
+  const [s, clipped, n] = acc;
+  return n ? { meanLuma: s / n, clippedShare: clipped / n } : { meanLuma: 0, clippedShare: 1 };
 }
 
 function faceSums(d: Uint8Array, w: number, x0: number, y0: number, x1: number, y1: number, acc: Float64Array): void {
-  let s = 0;
-  let clipped = 0;
-  let n = 0;
-  let lapSum = 0;
-  let lapSq = 0;
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
-      const v = lumaAt(d, w, x, y);
-      s += v;
-      if (v >= 250 || v <= 5) clipped++;
-      const lap = lumaAt(d, w, x - 1, y) + lumaAt(d, w, x + 1, y) + lumaAt(d, w, x, y - 1) + lumaAt(d, w, x, y + 1) - 4 * v;
-      lapSum += lap;
-      lapSq += lap * lap;
-      n++;
+      const j = (y * w + x) * 3;
+      const v = luma(d[j], d[j + 1], d[j + 2]);
+      acc[0] += v;
+      if (v >= 250 || v <= 5) acc[1]++;
+      acc[2]++;
     }
   }
-  acc[0] = s;
-  acc[1] = clipped;
-  acc[2] = n;
-  acc[3] = lapSum;
-  acc[4] = lapSq;
 }
 
 function backgroundStats(img: RawImage, prob: Float32Array): { share: number; mean: [number, number, number]; std: number } {
@@ -323,10 +296,6 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
         ? 'Parts of the face are pure black or white (clipped).'
         : `The face is too ${fs.meanLuma < lLo ? 'dark' : 'bright'}${corrected}.`,
     });
-  add('sharpness', fs.sharpness >= COMPLIANCE.MIN_SHARPNESS, round(fs.sharpness, 1), `variance of the face's Laplacian >= ${COMPLIANCE.MIN_SHARPNESS}`, {
-    ok: 'The face is in focus.',
-    fail: 'The face is blurred or out of focus.',
-  });
   add('input_resolution', c.sourcePxPerOutputPx >= COMPLIANCE.MIN_SOURCE_PX_PER_OUTPUT_PX, round(c.sourcePxPerOutputPx),
     `>= ${COMPLIANCE.MIN_SOURCE_PX_PER_OUTPUT_PX} source pixels per output pixel at the face (no more than ${(1 / COMPLIANCE.MIN_SOURCE_PX_PER_OUTPUT_PX).toFixed(2)}x upscaling)`, {
       ok: 'The input has enough resolution.',

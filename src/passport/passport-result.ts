@@ -77,5 +77,8 @@ export interface PassportMeasurements {
   input_height: number;
   /** Detection and segmentation ran on a copy reduced by this (shrink-on-load for large JPEGs); the photo is rendered from full-size pixels. */
   decode_shrink: number;
+  /** The input's noise sigma (working copy, levels of 255) and whether it was reduced before detection. */
+  input_noise: number;
+  noise_reduced: boolean;
   enhancement: EnhanceParams | null;
 }

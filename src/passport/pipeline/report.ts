@@ -8,6 +8,7 @@ import type { NormalizedBox } from '../face-box.js';
 import { measureFace } from '../face-checks.js';
 import { faceInFrame, makeFaceFrame, outsideShare, sourceToOutput } from '../geometry.js';
 import { measureHalo } from '../halo.js';
+import { grainAndFocusChecks } from '../noise.js';
 import { makePrintSheet } from '../print-sheet.js';
 import type { PassportResult } from '../passport-result.js';
 import type { Composited, Measured, OutputFace } from './context.js';
@@ -85,6 +86,8 @@ export async function check(m: Measured): Promise<PassportResult> {
     halo: m.halo,
     faceLumaBeforeEnhance: m.enhancement ? m.enhancement.faceLumaBefore : null,
   });
+  const { x0, y0, x1, y1 } = output.region;
+  checks.push(...grainAndFocusChecks(encoded.decoded, { left: x0, top: y0, right: x1, bottom: y1 }, decoded.noise.sigma));
   const src = decoded.image;
   const outside = outsideShare(plan, src.width, src.height);
   const warnings = buildWarnings({
@@ -150,6 +153,8 @@ export async function check(m: Measured): Promise<PassportResult> {
       input_width: decoded.originalWidth,
       input_height: decoded.originalHeight,
       decode_shrink: decoded.shrink,
+      input_noise: r2(decoded.noise.sigma),
+      noise_reduced: decoded.noise.reduced,
       enhancement: m.enhancement,
     },
     checks,
