@@ -278,10 +278,11 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
       fail: `The background colour ${enough ? hex(bg.mean) : ''} is not ${spec.background.name}.`,
     });
   if (c.halo) {
-    add('halo', c.halo.share <= HALO.MAX_SHARE, round(c.halo.share, 4),
-      `share of the silhouette's edge ring showing the old background <= ${HALO.MAX_SHARE}`, {
+    const { share, widestRun } = c.halo;
+    add('halo', share <= HALO.MAX_SHARE && widestRun <= HALO.MAX_RUN_PX, `${round(share, 4)} of the edge, widest ${widestRun} px`,
+      `share of the silhouette's edge ring carrying more than ${HALO.BLEND_LEVEL * 100} % of the old background <= ${HALO.MAX_SHARE}, no run wider than ${HALO.MAX_RUN_PX} px`, {
         ok: 'No rim of the old background is left around the person.',
-        fail: `A rim of the old background is left around the person (${(c.halo.share * 100).toFixed(1)} % of the edge).`,
+        fail: `A rim of the old background is left around the person (${(share * 100).toFixed(1)} % of the edge, up to ${widestRun} px wide).`,
       });
   }
   const fs = faceStats(photo, c.faceRegion);

@@ -66,8 +66,9 @@ export interface PassportMeasurements {
   /** The crown / chin touches the input's edge (the head is cut off). */
   crown_cut: boolean;
   chin_cut: boolean;
-  /** Share of the silhouette's edge ring showing the old background (null when the background was kept). */
+  /** Share of the silhouette's edge ring carrying the old background, and its widest run (null when the background was kept). */
   halo_share: number | null;
+  halo_widest_run_px: number | null;
   /** 'output': detector re-run on the produced photo; 'plan': it did not find exactly one face there. */
   measured_on: 'output' | 'plan';
   planned_head_height_ratio: number;

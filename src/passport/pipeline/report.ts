@@ -146,6 +146,7 @@ export async function check(m: Measured): Promise<PassportResult> {
       crown_cut: m.inFrame.crownCut,
       chin_cut: m.inFrame.chinCut,
       halo_share: m.halo ? r3(m.halo.share) : null,
+      halo_widest_run_px: m.halo ? m.halo.widestRun : null,
       measured_on: output.measuredOn,
       planned_head_height_ratio: r3(plan.headHeightRatio),
       planned_eye_line_ratio: r3(plan.eyeLineRatio),
