@@ -10,6 +10,7 @@ import type { PassportSpec } from './specs.js';
 import { FACE_CHECKS, type FaceMeasures } from './face-checks.js';
 import { HALO, type HaloMeasure } from './halo.js';
 import { HEAD_EXTENT, type HeadInFrame, type HeadwearMeasure } from './head-extent.js';
+import { NOISE, grainAndFocus } from './noise.js';
 import type { Box } from '../vision/face-frame.js';
 import { luma, type RawImage } from '../vision/raw-image.js';
 
@@ -24,12 +25,6 @@ export const COMPLIANCE = {
   /** Mean face luma range (0..255) and maximum share of clipped face pixels (luma >= 250 or <= 5). */
   FACE_LUMA_RANGE: [90, 215] as const,
   MAX_CLIPPED_SHARE: 0.03,
-  /**
-   * Variance of the 4-neighbour Laplacian of the face's luma at 600 px (scaled by (height/600)^2).
-   * Corpus outputs: 69-1100, the cameraman (upscaled 3x) 13-17; the astronaut with a Gaussian blur
-   * of sigma 1.5 source px (3.4 px at the output): 5-7, sigma 2: 4-5.
-   */
-  MIN_SHARPNESS: 8,
   /** Source pixels per output pixel at the face: below 0.8 means upscaling by more than 1.25x. */
   MIN_SOURCE_PX_PER_OUTPUT_PX: 0.8,
 } as const;
@@ -48,11 +43,13 @@ export const MARGIN = {
   BRIDGE: 0.04,
   SHARE: 0.03, // mouth shares, face halves' difference
   HALO: 0.005,
+  HALO_RUN_PX: 2,
+  NOISE: 0.3,
   BACKGROUND_STD: 1,
   BACKGROUND_DISTANCE: 3,
   LUMA: 5,
   CLIPPED: 0.005,
-  SHARPNESS: 2,
+  SHARPNESS: 1,
   RESOLUTION: 0.05,
 } as const;
 
@@ -103,6 +100,8 @@ export interface ComplianceInput {
   halo: HaloMeasure | null;
   /** Face luma before the enhancement (for the exposure message), null without enhancement. */
   faceLumaBeforeEnhance: number | null;
+  /** The input's noise sigma before any reduction (for the noise message). */
+  inputNoise: number;
 }
 
 /** The region of the face box the exposure and sharpness read (its middle, without hair and chin). */
@@ -123,45 +122,28 @@ const pct = (share: number): string => (share * 100).toFixed(1);
 
 // Pixel loops are functions of their own that write their sums into an array (vision/warp.ts says why).
 
-function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number; sharpness: number } {
-  const x0 = Math.max(1, Math.floor(region.x0));
-  const y0 = Math.max(1, Math.floor(region.y0));
-  const x1 = Math.min(img.width - 1, Math.ceil(region.x1));
-  const y1 = Math.min(img.height - 1, Math.ceil(region.y1));
-  // luma sum, clipped count, pixel count, Laplacian sum, Laplacian sum of squares
-  const acc = new Float64Array(5);
+function faceStats(img: RawImage, region: Region): { meanLuma: number; clippedShare: number } {
+  const x0 = Math.max(0, Math.floor(region.x0));
+  const y0 = Math.max(0, Math.floor(region.y0));
+  const x1 = Math.min(img.width, Math.ceil(region.x1));
+  const y1 = Math.min(img.height, Math.ceil(region.y1));
+  // luma sum, clipped count, pixel count
+  const acc = new Float64Array(3);
   faceSums(img.data, img.width, x0, y0, x1, y1, acc);
-  const [s, clipped, n, lapSum, lapSq] = acc;
-  if (!n) return { meanLuma: 0, clippedShare: 1, sharpness: 0 };
-  const lapMean = lapSum / n;
-  const scale = (img.height / 600) ** 2;
-  return { meanLuma: s / n, clippedShare: clipped / n, sharpness: (lapSq / n - lapMean * lapMean) * scale };
-}
-
-/** Luma of RGB pixel (x, y). */
-function lumaAt(d: Uint8Array, w: number, x: number, y: number): number {
-  const j = (y * w + x) * 3;
-  return luma(d[j], d[j + 1], d[j + 2]);
+  const [s, clipped, n] = acc;
+  return n ? { meanLuma: s / n, clippedShare: clipped / n } : { meanLuma: 0, clippedShare: 1 };
 }
 
 function faceSums(d: Uint8Array, w: number, x0: number, y0: number, x1: number, y1: number, acc: Float64Array): void {
-  let s = 0;
-  let clipped = 0;
-  let n = 0;
-  let lapSum = 0;
-  let lapSq = 0;
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
-      const v = lumaAt(d, w, x, y);
-      s += v;
-      if (v >= 250 || v <= 5) clipped++;
-      const lap = lumaAt(d, w, x - 1, y) + lumaAt(d, w, x + 1, y) + lumaAt(d, w, x, y - 1) + lumaAt(d, w, x, y + 1) - 4 * v;
-      lapSum += lap;
-      lapSq += lap * lap;
-      n++;
+      const j = (y * w + x) * 3;
+      const v = luma(d[j], d[j + 1], d[j + 2]);
+      acc[0] += v;
+      if (v >= 250 || v <= 5) acc[1]++;
+      acc[2]++;
     }
   }
-  acc.set([s, clipped, n, lapSum, lapSq]);
 }
 
 function backgroundStats(img: RawImage, prob: Float32Array): { share: number; mean: [number, number, number]; std: number } {
@@ -352,21 +334,29 @@ export function runComplianceChecks(c: ComplianceInput): ComplianceCheck[] {
     `${spec.background.name} ${spec.background.hex} (RGB distance <= ${COMPLIANCE.BACKGROUND_MAX_DISTANCE})`,
     `The background is ${spec.background.name}.`, enough ? `The background colour ${hex(bg.mean)} is not ${spec.background.name}.` : tooLittle);
   if (c.halo) {
-    add('halo', [atMost(c.halo.share, HALO.MAX_SHARE, MARGIN.HALO)], round(c.halo.share, 4), `share of the silhouette's edge ring showing the old background <= ${HALO.MAX_SHARE}`,
-      'No rim of the old background is left around the person.', `A rim of the old background is left around the person (${pct(c.halo.share)} % of the edge).`);
+    const { share, widestRun } = c.halo;
+    add('halo', [atMost(share, HALO.MAX_SHARE, MARGIN.HALO), atMost(widestRun, HALO.MAX_RUN_PX, MARGIN.HALO_RUN_PX)], `${round(share, 4)} of the edge, widest ${widestRun} px`,
+      `share of the silhouette's edge ring carrying more than ${HALO.BLEND_LEVEL * 100} % of the old background <= ${HALO.MAX_SHARE}, no run wider than ${HALO.MAX_RUN_PX} px`,
+      'No rim of the old background is left around the person.', `A rim of the old background is left around the person (${pct(share)} % of the edge, up to ${widestRun} px wide).`);
   }
   const [lLo, lHi] = COMPLIANCE.FACE_LUMA_RANGE;
   const exposureRule = `face luma ${lLo}-${lHi} (of 255), clipped pixels <= ${COMPLIANCE.MAX_CLIPPED_SHARE * 100} %`;
-  const sharpRule = `variance of the face's Laplacian >= ${COMPLIANCE.MIN_SHARPNESS}`;
+  const noiseRule = `noise sigma of the face <= ${NOISE.MAX_OUTPUT_SIGMA} (of 255; median absolute high-pass)`;
+  const sharpRule = `variance of the face's Laplacian (after two 3 x 3 medians, less the noise's share) >= ${NOISE.MIN_SHARPNESS}`;
   if (g) {
     const fs = faceStats(photo, faceRegion(g.box));
     const corrected = c.faceLumaBeforeEnhance !== null && Math.abs(c.faceLumaBeforeEnhance - fs.meanLuma) >= 3 ? ` (corrected from face luma ${c.faceLumaBeforeEnhance.toFixed(0)})` : '';
     add('exposure', [atLeast(fs.meanLuma, lLo, MARGIN.LUMA), atMost(fs.meanLuma, lHi, MARGIN.LUMA), atMost(fs.clippedShare, COMPLIANCE.MAX_CLIPPED_SHARE, MARGIN.CLIPPED)],
       `face luma ${fs.meanLuma.toFixed(1)}, clipped ${pct(fs.clippedShare)} %`, exposureRule, `The face is well exposed${corrected}.`,
       fs.clippedShare > COMPLIANCE.MAX_CLIPPED_SHARE ? 'Parts of the face are pure black or white (clipped).' : `The face is too ${fs.meanLuma < lLo ? 'dark' : 'bright'}${corrected}.`);
-    add('sharpness', [atLeast(fs.sharpness, COMPLIANCE.MIN_SHARPNESS, MARGIN.SHARPNESS)], round(fs.sharpness, 1), sharpRule, 'The face is in focus.', 'The face is blurred or out of focus.');
+    const { sigma, sharpness } = grainAndFocus(photo, faceRegion(g.box));
+    const reduced = c.inputNoise > NOISE.REDUCE_ABOVE ? ` (noise reduced from sigma ${c.inputNoise.toFixed(1)})` : '';
+    add('noise', [atMost(sigma, NOISE.MAX_OUTPUT_SIGMA, MARGIN.NOISE)], round(sigma, 2), noiseRule, `The face shows no disturbing grain${reduced}.`,
+      'The face is grainy (sensor noise of a dark photo): take the photo in more light.');
+    add('sharpness', [atLeast(sharpness, NOISE.MIN_SHARPNESS, MARGIN.SHARPNESS)], round(sharpness, 1), sharpRule, 'The face is in focus.', 'The face is blurred or out of focus.');
   } else {
     add('exposure', false, null, exposureRule, '', noFace);
+    add('noise', false, null, noiseRule, '', noFace);
     add('sharpness', false, null, sharpRule, '', noFace);
   }
   add('input_resolution', [atLeast(c.sourcePxPerOutputPx, COMPLIANCE.MIN_SOURCE_PX_PER_OUTPUT_PX, MARGIN.RESOLUTION)], round(c.sourcePxPerOutputPx),

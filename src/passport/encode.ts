@@ -1,7 +1,8 @@
 // The photo's JPEG: within the document's kB limit, with its DPI and an sRGB profile.
 import sharp from 'sharp';
 import type { RawImage } from '../vision/raw-image.js';
-import { sharpenLuma } from './enhance.js';
+import { ENHANCE } from './enhance.js';
+import { sharpenLuma } from '../vision/sharpen.js';
 import type { PassportSpec } from './specs.js';
 import { withSrgbProfile } from './srgb-profile.js';
 
@@ -17,11 +18,11 @@ export interface EncodedPhoto {
 
 /**
  * JPEG (sRGB profile, DPI written) at the first quality of JPEG_QUALITY_STEPS that fits the spec's
- * kB limit; never padded. Sharpened first (enhance.ts, sharpenLuma) when asked; returns the pixels
+ * kB limit; never padded. Sharpened first (vision/sharpen.ts, with ENHANCE.SHARPEN) when asked; returns the pixels
  * that were encoded.
  */
 export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharpen: boolean): Promise<EncodedPhoto> {
-  const pixels = sharpen ? sharpenLuma(img) : img;
+  const pixels = sharpen ? sharpenLuma(img, ENHANCE.SHARPEN) : img;
   const rawIn = { raw: { width: img.width, height: img.height, channels: 3 as const } };
   const maxBytes = (spec.fileSizeKb.max ?? Infinity) * 1000;
   let last: EncodedPhoto | null = null;

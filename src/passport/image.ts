@@ -2,6 +2,7 @@
 // and full-size regions for the render.
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PassportInputError } from './errors.js';
+import { withNoiseReduced } from './noise.js';
 import { withTempCopy } from './temp-copy.js';
 import type { PixelBounds, RawImage, Rgb } from '../vision/raw-image.js';
 
@@ -21,6 +22,8 @@ export interface DecodedInput {
   originalWidth: number;
   originalHeight: number;
   shrink: number;
+  /** The working copy's noise sigma as decoded, and whether it was reduced (noise.ts). */
+  noise: { sigma: number; reduced: boolean };
   /**
    * Pixels of a rectangle of the full-size image (EXIF-oriented coordinates, clipped to the image),
    * with the same colour handling as the working copy. `left`/`top` say where the returned pixels
@@ -196,7 +199,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
     const { data, info } = exact ?? (await stored.finish(factor > 1
       ? stored.open().autoOrient().resize(Math.round(originalWidth / factor), Math.round(originalHeight / factor), { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: true })
       : stored.open().autoOrient()));
-    const image = asRaw(data, info);
+    const { image, ...noise } = withNoiseReduced(asRaw(data, info));
     const region: DecodedInput['region'] =
       factor === 1
         ? async () => ({ image, left: 0, top: 0, scaleX: 1, scaleY: 1 })
@@ -222,6 +225,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
       originalWidth,
       originalHeight,
       shrink: factor === 1 ? 1 : Math.round((originalWidth / info.width) * 100) / 100,
+      noise,
       region,
     };
   } catch (e) {

@@ -72,8 +72,9 @@ export interface PassportMeasurements {
   /** The crown / chin touches the input's edge (the head is cut off). */
   crown_cut: boolean;
   chin_cut: boolean;
-  /** Share of the silhouette's edge ring showing the old background (null when the background was kept). */
+  /** Share of the silhouette's edge ring carrying the old background, and its widest run (null when the background was kept). */
   halo_share: number | null;
+  halo_widest_run_px: number | null;
   planned_head_height_ratio: number;
   planned_eye_line_ratio: number;
   outside_fill_share: number;
@@ -81,5 +82,8 @@ export interface PassportMeasurements {
   input_height: number;
   /** Detection and segmentation ran on a copy reduced by this (shrink-on-load for large JPEGs); the photo is rendered from full-size pixels. */
   decode_shrink: number;
+  /** The input's noise sigma (working copy, levels of 255) and whether it was reduced before detection. */
+  input_noise: number;
+  noise_reduced: boolean;
   enhancement: EnhanceParams | null;
 }

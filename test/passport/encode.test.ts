@@ -1,8 +1,9 @@
-// The passport photo's encode step: the luma unsharp mask (enhance.ts, sharpenLuma) and the sRGB
+// The passport photo's encode step: the luma unsharp mask (vision/sharpen.ts, sharpenLuma) and the sRGB
 // profile put into the JPEG without libvips' sRGB-to-sRGB pixel transform (srgb-profile.ts).
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { ENHANCE, sharpenLuma } from '../../src/passport/enhance.js';
+import { ENHANCE } from '../../src/passport/enhance.js';
+import { sharpenLuma } from '../../src/vision/sharpen.js';
 import { encodeWithinLimit } from '../../src/passport/encode.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { type RawImage } from '../../src/vision/raw-image.js';
@@ -16,9 +17,9 @@ function rgb(width: number, height: number, at: (x: number, y: number) => [numbe
 describe('passport encode', () => {
   it('sharpenLuma leaves flat areas alone and steepens an edge within the limits, the same change on R, G and B', () => {
     const flat = rgb(40, 40, () => [200, 150, 120]);
-    expect(Buffer.from(sharpenLuma(flat).data).equals(Buffer.from(flat.data))).to.equal(true);
+    expect(Buffer.from(sharpenLuma(flat, ENHANCE.SHARPEN).data).equals(Buffer.from(flat.data))).to.equal(true);
     const edge = rgb(40, 40, (x) => (x < 20 ? [60, 70, 80] : [180, 170, 160]));
-    const out = sharpenLuma(edge);
+    const out = sharpenLuma(edge, ENHANCE.SHARPEN);
     const px = (img: RawImage, x: number) => Array.from(img.data.subarray((20 * 40 + x) * 3, (20 * 40 + x) * 3 + 3));
     // Darker just before the edge, lighter just after: the unsharp mask's overshoot.
     expect(px(out, 19)[0]).to.be.below(60);

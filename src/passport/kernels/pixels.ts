@@ -95,19 +95,18 @@ export interface HaloParams {
   ringR: number;
   r: number;
   minAlpha: number;
-  oldDistance: number;
-  newDistance: number;
+  explained: number;
   minShare: number;
   background: Rgb;
 }
 
 /**
- * The halo measure (halo.ts): its summed-area tables (source read through `luts`), then the ring
- * and halo pixel counts from them: [ring, halo].
+ * The halo measure (halo.ts): its summed-area tables (source read through `luts`), then each ring
+ * pixel's share of the old background (-1 off the ring).
  */
-export function haloCounts(
+export function haloBlend(
   source: Uint8Array, sc: number, luts: ChannelLuts, output: Uint8Array, oc: number, alpha: Float32Array, inside: Uint8Array, w: number, h: number, p: HaloParams,
-): [number, number] {
+): Float32Array {
   const n = w * h;
   need('halo source', source.length, n * sc);
   need('halo output', output.length, n * oc);
@@ -120,11 +119,10 @@ export function haloCounts(
   const a = put(alpha);
   const ins = put(inside);
   const t = alloc((w + 1) * 9 * (h + 1) * 4);
-  const counts = alloc(8);
+  const blend = alloc(n * 4);
   kernels.summedAreaTables(s, sc, l, o, oc, a, ins, w, h, t);
-  kernels.countRing(t, o, oc, a, ins, w, h, p.ringR, p.r, p.minAlpha, p.oldDistance, p.newDistance, p.minShare, p.background[0], p.background[1], p.background[2], counts);
-  const c = new Int32Array(kernels.memory.buffer, counts, 2);
-  return [c[0], c[1]];
+  kernels.ringBlend(t, o, oc, a, ins, w, h, p.ringR, p.r, p.minAlpha, p.explained, p.minShare, p.background[0], p.background[1], p.background[2], blend);
+  return f32(blend, n).slice();
 }
 
 /**

@@ -5,6 +5,7 @@ import { segmentPerson } from '../../vision/segmenter.js';
 import { renderWarp, warpRgbaBilinear, warpSource } from '../../vision/warp.js';
 import { crownFromMask, planCrop, type FrameMask } from '../geometry.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear } from '../head-extent.js';
+import { withNoiseReduced } from '../noise.js';
 import type { Planned, Refined, Segmented } from './context.js';
 import { faceTooSmall, MAX_UPSCALE } from './find-face.js';
 
@@ -61,7 +62,9 @@ export async function plan(s: Segmented): Promise<Planned> {
   const { width: W, height: H } = s.spec.digital;
   const full = await s.schedule.fullSizeRegion(s.decoded, affineFromFrame(s.frame, cropPlan.a0, cropPlan.b0, 1 / cropPlan.scale), W, H);
   s.timer.lap('decode');
-  const source = await warpSource(full.image, full.map, W, H);
+  const warped = await warpSource(full.image, full.map, W, H);
+  // A large JPEG's photo is rendered from pixels decoded apart from the working copy: their own noise.
+  const source = s.decoded.shrink > 1 ? { ...warped, image: withNoiseReduced(warped.image).image } : warped;
   const { mask } = s;
   const maskStep = 1 / (cropPlan.scale * mask.step);
   return {

@@ -81,6 +81,7 @@ export async function check(m: Measured): Promise<PassportResult> {
     headHeightUnderHeadwear: m.underHeadwear,
     halo: m.halo,
     faceLumaBeforeEnhance: m.enhancement ? m.enhancement.faceLumaBefore : null,
+    inputNoise: decoded.noise.sigma,
   });
   const src = decoded.image;
   const outside = outsideShare(plan, src.width, src.height);
@@ -142,12 +143,15 @@ export async function check(m: Measured): Promise<PassportResult> {
       crown_cut: m.inFrame.crownCut,
       chin_cut: m.inFrame.chinCut,
       halo_share: m.halo ? r3(m.halo.share) : null,
+      halo_widest_run_px: m.halo ? m.halo.widestRun : null,
       planned_head_height_ratio: r3(plan.headHeightRatio),
       planned_eye_line_ratio: r3(plan.eyeLineRatio),
       outside_fill_share: r3(outside),
       input_width: decoded.originalWidth,
       input_height: decoded.originalHeight,
       decode_shrink: decoded.shrink,
+      input_noise: r2(decoded.noise.sigma),
+      noise_reduced: decoded.noise.reduced,
       enhancement: m.enhancement,
     },
     checks,

@@ -3,7 +3,8 @@
 // colours, hand-counted histograms; with tolerances where float32 rounding enters.
 import { expect } from 'chai';
 import { boxMean, compositeOnBackground, estimateForeground } from '../../../src/passport/background.js';
-import { ENHANCE, sharpenLuma } from '../../../src/passport/enhance.js';
+import { ENHANCE } from '../../../src/passport/enhance.js';
+import { sharpenLuma } from '../../../src/vision/sharpen.js';
 import { measureHalo } from '../../../src/passport/halo.js';
 import { guidedCoefficients, levelStatsInto, tightenInto, type ChannelLuts } from '../../../src/passport/kernels/pixels.js';
 import type { RawImage } from '../../../src/vision/raw-image.js';
@@ -92,14 +93,14 @@ describe('passport pixel kernels', () => {
 
   it('the unsharp mask leaves flat areas alone and steepens an edge within its limits, on luma only', () => {
     const flat = rgb(9, 7, () => [120, 130, 140]);
-    expect([...sharpenLuma(flat).data]).to.deep.equal([...flat.data]);
+    expect([...sharpenLuma(flat, ENHANCE.SHARPEN).data]).to.deep.equal([...flat.data]);
     const edge = rgb(20, 6, (x) => (x < 10 ? [60, 60, 60] : [180, 180, 180]));
-    const out = sharpenLuma(edge).data;
+    const out = sharpenLuma(edge, ENHANCE.SHARPEN).data;
     const at = (x: number): number => out[(3 * 20 + x) * 3];
     expect(at(10), 'light side of the edge').to.be.greaterThan(180).and.at.most(180 + ENHANCE.SHARPEN.y2);
     expect(at(9), 'dark side of the edge').to.be.lessThan(60).and.at.least(60 - ENHANCE.SHARPEN.y3);
     expect([at(0), at(19)], 'far from the edge').to.deep.equal([60, 180]);
-    const tinted = sharpenLuma(rgb(20, 6, (x) => (x < 10 ? [60, 40, 20] : [180, 160, 140]))).data;
+    const tinted = sharpenLuma(rgb(20, 6, (x) => (x < 10 ? [60, 40, 20] : [180, 160, 140])), ENHANCE.SHARPEN).data;
     const i = (3 * 20 + 10) * 3;
     const change = [tinted[i] - 180, tinted[i + 1] - 160, tinted[i + 2] - 140];
     expect(change[0]).to.be.greaterThan(0);

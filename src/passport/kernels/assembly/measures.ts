@@ -106,73 +106,82 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
   return sqrt<f64>(a * a + b * b + c * c);
 }
 
-/** Distance from colour p to the segment a-b (halo.ts, distanceToSegment). */
-function distanceToSegment(p0: f64, p1: f64, p2: f64, a0: f64, a1: f64, a2: f64, b0: f64, b1: f64, b2: f64): f64 {
-  const d0 = b0 - a0;
-  const d1 = b1 - a1;
-  const d2 = b2 - a2;
-  const len2 = d0 * d0 + d1 * d1 + d2 * d2;
-  let t: f64 = len2 > 0 ? ((p0 - a0) * d0 + (p1 - a1) * d1 + (p2 - a2) * d2) / len2 : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return length3(p0 - a0 - t * d0, p1 - a1 - t * d1, p2 - a2 - t * d2);
-}
-
 @inline function windowSum(t: usize, a: i32, b: i32, c: i32, d: i32, k: i32): i32 {
   return load<i32>(t + (<usize>(a + k) << 2)) - load<i32>(t + (<usize>(b + k) << 2)) - load<i32>(t + (<usize>(c + k) << 2)) + load<i32>(t + (<usize>(d + k) << 2));
 }
 
 /**
- * The halo measure's count (halo.ts, countRing) over the tables summedAreaTables wrote at t: ring
- * pixels (person side, within ringR of a non-person pixel) and, among them, those that look like
- * the old background (window radius r); counts[0] = ring, counts[1] = halo (i32).
+ * The halo measure's blend (halo.ts) over the tables summedAreaTables wrote at t: for each ring
+ * pixel (person side, alpha >= minAlpha, within ringR of a pixel with alpha < 0.5) the share of
+ * the old background its colour C carries, C = N + a (F - N) + b (O - N) with a, b >= 0,
+ * a + b <= 1 (F, O: the window means of the person and of the old background, radius r; N: the new
+ * background), least squares; 0 when C lies within `explained` of a person / new-background mix,
+ * or when O is within `explained` of N (a rim of it would not show) or the window has too little
+ * of either. blend[i] = -1 off the ring.
  */
-export function countRing(
+export function ringBlend(
   t: usize, output: usize, oc: i32, alpha: usize, inside: usize, w: i32, h: i32, ringR: i32, r: i32,
-  minAlpha: f64, oldDistance: f64, newDistance: f64, minShare: f64, bgR: f64, bgG: f64, bgB: f64, counts: usize,
+  minAlpha: f64, explained: f64, minShare: f64, nR: f64, nG: f64, nB: f64, blend: usize,
 ): void {
   const P = 9;
   const stride = (w + 1) * P;
-  let ring: i32 = 0;
-  let halo: i32 = 0;
   for (let y = 0; y < h; y++) {
     const n0 = max(0, y - ringR) * stride;
     const n1 = min(h, y + ringR + 1) * stride;
-    const wy0 = max(0, y - r);
-    const wy1 = min(h, y + r + 1);
-    const m0 = wy0 * stride;
-    const m1 = wy1 * stride;
+    const m0 = max(0, y - r) * stride;
+    const m1 = min(h, y + r + 1) * stride;
+    const rows = <f64>(min(h, y + r + 1) - max(0, y - r));
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
+      const out = blend + (<usize>i << 2);
+      store<f32>(out, -1);
       if (load<u8>(inside + <usize>i) == 0 || <f64>load<f32>(alpha + (<usize>i << 2)) < minAlpha) continue;
-      const nx0 = max(0, x - ringR) * P;
-      const nx1 = min(w, x + ringR + 1) * P;
-      if (windowSum(t, n1 + nx1, n0 + nx1, n1 + nx0, n0 + nx0, 0) <= 0) continue; // no non-person pixel within reach
-      ring++;
-      const wx0 = max(0, x - r);
-      const wx1 = min(w, x + r + 1);
-      const area = <f64>((wx1 - wx0) * (wy1 - wy0));
-      const a = m1 + wx1 * P;
-      const b = m0 + wx1 * P;
-      const c = m1 + wx0 * P;
-      const d = m0 + wx0 * P;
-      const bgCount = <f64>windowSum(t, a, b, c, d, 1);
-      if (bgCount < minShare * area) continue; // no old background nearby to compare with
+      if (windowSum(t, n1 + min(w, x + ringR + 1) * P, n0 + min(w, x + ringR + 1) * P, n1 + max(0, x - ringR) * P, n0 + max(0, x - ringR) * P, 0) <= 0) continue;
+      store<f32>(out, 0);
+      const wx0 = max(0, x - r) * P;
+      const wx1 = min(w, x + r + 1) * P;
+      const area = rows * <f64>((wx1 - wx0) / P);
+      const oCount = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 1);
+      const fCount = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 2);
+      if (oCount < minShare * area || fCount < minShare * area) continue;
+      // v = O - N, u = F - N, c = C - N
+      const v0 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 3) / oCount - nR;
+      const v1 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 4) / oCount - nG;
+      const v2 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 5) / oCount - nB;
+      const u0 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 6) / fCount - nR;
+      const u1 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 7) / fCount - nG;
+      const u2 = <f64>windowSum(t, m1 + wx1, m0 + wx1, m1 + wx0, m0 + wx0, 8) / fCount - nB;
       const j = output + <usize>(i * oc);
-      const R = <f64>load<u8>(j);
-      const G = <f64>load<u8>(j, 1);
-      const B = <f64>load<u8>(j, 2);
-      const inv = 1 / bgCount;
-      const dOld = length3(R - <f64>windowSum(t, a, b, c, d, 3) * inv, G - <f64>windowSum(t, a, b, c, d, 4) * inv, B - <f64>windowSum(t, a, b, c, d, 5) * inv);
-      const dNew = length3(R - bgR, G - bgG, B - bgB);
-      if (dOld > oldDistance || dNew < newDistance) continue;
-      const fgCount = <f64>windowSum(t, a, b, c, d, 2);
-      if (fgCount > minShare * area) {
-        const f = 1 / fgCount;
-        if (distanceToSegment(R, G, B, bgR, bgG, bgB, <f64>windowSum(t, a, b, c, d, 6) * f, <f64>windowSum(t, a, b, c, d, 7) * f, <f64>windowSum(t, a, b, c, d, 8) * f) <= dOld) continue;
+      const c0 = <f64>load<u8>(j) - nR;
+      const c1 = <f64>load<u8>(j, 1) - nG;
+      const c2 = <f64>load<u8>(j, 2) - nB;
+      const vv = v0 * v0 + v1 * v1 + v2 * v2;
+      if (vv <= explained * explained) continue;
+      const uu = u0 * u0 + u1 * u1 + u2 * u2;
+      const uv = u0 * v0 + u1 * v1 + u2 * v2;
+      const uc = u0 * c0 + u1 * c1 + u2 * c2;
+      const vc = v0 * c0 + v1 * c1 + v2 * c2;
+      // Without the old background: the nearest person / new-background mix (a in 0..1).
+      let a0 = uu > 0 ? uc / uu : 0;
+      a0 = a0 < 0 ? 0 : a0 > 1 ? 1 : a0;
+      if (length3(c0 - a0 * u0, c1 - a0 * u1, c2 - a0 * u2) <= explained) continue;
+      // With it: the least-squares (a, b), kept inside the triangle a, b >= 0, a + b <= 1.
+      const det = uu * vv - uv * uv;
+      let a = det > 1e-6 * uu * vv ? (uc * vv - vc * uv) / det : 0;
+      let b = det > 1e-6 * uu * vv ? (vc * uu - uc * uv) / det : vc / vv;
+      if (a < 0) { a = 0; b = vc / vv; }
+      if (b < 0) b = 0;
+      if (a + b > 1) {
+        // on the edge between F and O: C - O = s (F - O)
+        const d0 = u0 - v0;
+        const d1 = u1 - v1;
+        const d2 = u2 - v2;
+        const dd = d0 * d0 + d1 * d1 + d2 * d2;
+        let s = dd > 0 ? (d0 * (c0 - v0) + d1 * (c1 - v1) + d2 * (c2 - v2)) / dd : 0;
+        s = s < 0 ? 0 : s > 1 ? 1 : s;
+        b = 1 - s;
       }
-      halo++;
+      store<f32>(out, <f32>(b < 0 ? 0 : b > 1 ? 1 : b));
     }
   }
-  store<i32>(counts, ring);
-  store<i32>(counts, halo, 4);
 }

@@ -11,6 +11,6 @@ export function heapBase(): usize {
 }
 
 export { boxColumns, boxRows } from './common';
-export { countRing, levelStats, summedAreaTables } from './measures';
+export { levelStats, ringBlend, summedAreaTables } from './measures';
 export { guidedCoefficients, guidedScratchBytes, tighten } from './guided';
 export { estimateForeground, foregroundScratchBytes } from './foreground';
