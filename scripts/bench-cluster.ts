@@ -1,14 +1,17 @@
 // `npm run bench:cluster`: throughput across hosts, on the cluster of network-namespace hosts the
 // cluster test uses (scripts/lib/cluster/; needs root). Two tables:
 //  1. the same renders (new derivatives of one photo-like original, `IN_FLIGHT` at a time through
-//     front door f1) with 1, 2 and 4 worker processes, all on one worker host or spread over both;
-//     jobs/s and the ratio to the single-process run, side by side in one run. This machine has two
-//     cores for every host, so the figures show what spreading costs, not what more machines give.
+//     front door f1) with 1, 2 and 4 worker processes, all on one worker host or spread over both,
+//     one job and one libvips thread per process (as a process per core would run). The layouts
+//     take turns, round after round, so a change in the shared machine's load falls on all of them;
+//     renders/s and the ratio to the single-process run of the same round (medians over the
+//     rounds). Every host shares this machine's two cores: the figures show what spreading over
+//     hosts costs and how far two cores carry, not what more machines would give.
 //  2. the queue's overhead per job across a 1 ms link: tiny renders one at a time through front
 //     door f2, served by one worker on w1, both reaching the data host through the link proxy;
 //     rounds with a clean link and with +1 ms per round trip alternate, and the difference of the
 //     medians is what the link costs each job (its round trips to Redis, catalog and storage).
-// Usage: npm run bench:cluster [-- --jobs=40 --tiny=20 --rounds=3]
+// Usage: npm run bench:cluster [-- --jobs=24 --tiny=20 --rounds=3]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +22,7 @@ import { Topology } from './lib/cluster/topology.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLIENT = path.join(here, 'lib/cluster/bench-client.js');
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '40' }, tiny: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { jobs: { type: 'string', default: '24' }, tiny: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' } } });
 const JOBS = Number(values.jobs);
 const TINY = Number(values.tiny);
 const ROUNDS = Number(values.rounds);
@@ -35,8 +38,9 @@ const settings: ClusterSettings = {
   stalledIntervalMs: 1_000,
   // Workers are started per layout below.
   workersPerHost: 0,
-  // One job per process: N processes run N renders at once.
+  // One job and one libvips thread per process: N processes render on at most N cores.
   workerConcurrency: 1,
+  extraEnv: { SHARP_THREADS: '1' },
   proxied: ['f2', 'w1'],
   impairment: { delayMs: LINK_DELAY_MS, loss: 0 },
 };
@@ -82,20 +86,27 @@ async function throughput(photo: string): Promise<void> {
     { name: '4 processes, one host', w1: 4, w2: 0 },
     { name: '4 processes, spread 2 + 2', w1: 2, w2: 2 },
   ];
-  const rows: { name: string; perSecond: number; p50: number; load: string }[] = [];
-  for (const layout of layouts) {
-    // Direct links: the proxy (for table 2) would take CPU from the renders.
-    await Promise.all([layout.w1 && cluster.startWorkers('w1', layout.w1, true), layout.w2 && cluster.startWorkers('w2', layout.w2, true)]);
-    transforms(f1, photo, WARM_UP, Math.min(WARM_UP, layout.w1 + layout.w2), 'webp');
-    const batch = transforms(f1, photo, JOBS, IN_FLIGHT, 'webp');
-    rows.push({ name: layout.name, perSecond: (JOBS * 1000) / batch.ms, p50: median(batch.latencies), load: load() });
-    await Promise.all([cluster.stopWorkers('w1'), cluster.stopWorkers('w2')]);
+  const rates = layouts.map(() => [] as number[]);
+  const loads: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, layout] of layouts.entries()) {
+      // Direct links: the proxy (for table 2) would take CPU from the renders.
+      await Promise.all([layout.w1 && cluster.startWorkers('w1', layout.w1, true), layout.w2 && cluster.startWorkers('w2', layout.w2, true)]);
+      transforms(f1, photo, WARM_UP, Math.min(WARM_UP, layout.w1 + layout.w2), 'webp');
+      const batch = transforms(f1, photo, JOBS, IN_FLIGHT, 'webp');
+      rates[i].push((JOBS * 1000) / batch.ms);
+      await Promise.all([cluster.stopWorkers('w1'), cluster.stopWorkers('w2')]);
+    }
+    loads.push(load());
   }
-  const base = rows[0].perSecond;
-  console.log(`\nThroughput: ${JOBS} renders (1600×1200 JPEG → webp at widths from 800 px, a new width each), ${IN_FLIGHT} in flight through f1, WORKER_CONCURRENCY=1`);
-  console.log('| workers | renders/s | ratio to 1 process | p50 answer | load average |');
-  console.log('| --- | --- | --- | --- | --- |');
-  for (const row of rows) console.log(`| ${row.name} | ${row.perSecond.toFixed(2)} | ${(row.perSecond / base).toFixed(2)} | ${Math.round(row.p50)} ms | ${row.load} |`);
+  console.log(`\nThroughput: ${JOBS} renders (1600×1200 JPEG → webp at widths from 800 px, a new width each) per layout and round, ${IN_FLIGHT} in flight through f1, WORKER_CONCURRENCY=1, SHARP_THREADS=1, ${ROUNDS} rounds`);
+  console.log('| workers | renders/s (median) | ratio to 1 process (median of the rounds) | each round |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [i, layout] of layouts.entries()) {
+    const ratios = rates[i].map((rate, round) => rate / rates[0][round]);
+    console.log(`| ${layout.name} | ${median(rates[i]).toFixed(2)} | ${median(ratios).toFixed(2)} | ${rates[i].map((r) => r.toFixed(2)).join(', ')} |`);
+  }
+  console.log(`load average after each round: ${loads.join(', ')}`);
 }
 
 async function linkOverhead(tinySource: string): Promise<void> {

@@ -39,6 +39,8 @@ export interface ClusterSettings {
   proxied: HostName[];
   /** What the proxy adds while impaired: delay per round trip, and the share of chunks held back as lost. */
   impairment: { delayMs: number; loss: number };
+  /** More settings for every process (e.g. SHARP_THREADS). */
+  extraEnv?: Record<string, string>;
 }
 
 function waitForMessage(child: ChildProcess, type: string, what: string, timeoutMs: number, logFile: string): Promise<void> {
@@ -106,6 +108,7 @@ export class Cluster {
       WORKER_QUEUES: 'upload-finalize,transform',
       WORKER_CONCURRENCY: String(this.settings.workerConcurrency),
       LOG_LEVEL: 'warn',
+      ...this.settings.extraEnv,
     };
   }
 
