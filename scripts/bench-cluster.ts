@@ -137,6 +137,13 @@ async function linkOverhead(tinySource: string): Promise<void> {
   console.log(`load average after each round: ${loads.join(', ')}`);
 }
 
+let destroyed: Promise<void> | null = null;
+const cleanUp = () => {
+  destroyed ??= topology.destroy().then(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return destroyed;
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void cleanUp().finally(() => process.exit(1)));
+
 let failed = false;
 try {
   topology.create();
@@ -156,7 +163,6 @@ try {
   failed = true;
   console.error(`bench:cluster: ${(err as Error).message}`);
 } finally {
-  await topology.destroy();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
 }
 process.exit(failed ? 1 : 0);
