@@ -1,8 +1,8 @@
 // Whether this front door reaches the data host (Redis and the catalog) right now. A link that
 // breaks sends no reset: without this, every request would wait out its own command limit before
 // its 503. A probe (a Redis PING and a catalog ping, each limited to PROBE_TIMEOUT_MS) runs every
-// PROBE_INTERVAL_MS; the link counts as down from the first probe that neither answers, and as up
-// again from the first probe that one of them answers. While it is down, requests that need the data host
+// PROBE_INTERVAL_MS; the link counts as down from the first probe that neither answers (an error
+// reply is an answer), and as up again from the first probe that one of them answers. While it is down, requests that need the data host
 // are refused at once with 503 + Retry-After: dataHostGate() notes the refusal on the response, and
 // pathSet (which every API route passes) answers it in the route's error shape.
 // One of the two failing alone is not a lost link (a Redis or catalog restart): a stopped Redis
@@ -23,6 +23,16 @@ const PROBE_TIMEOUT_MS = 1_500;
 const RETRY_AFTER_SECONDS = 1;
 /** These answer for themselves: /health reports each backing service's own check. */
 const ANSWERED_WITHOUT_DATA_HOST = new Set(['/', '/health']);
+
+/**
+ * An error the server sent back (Redis' MISCONF on a full disk, a catalog refusing a command) is
+ * an answer: the link carries, and the refusal is the request's own to meet.
+ */
+function answered(result: PromiseSettledResult<unknown>): boolean {
+  if (result.status === 'fulfilled') return true;
+  const name = (result.reason as Error | undefined)?.name;
+  return name === 'ReplyError' || name === 'MongoServerError';
+}
 
 function limited(what: string, work: Promise<unknown>): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
@@ -70,8 +80,8 @@ export class DataHostLink {
 
   private async probe(): Promise<void> {
     const [redis, catalog] = await Promise.allSettled([limited('Redis PING', this.redis.ping()), limited('catalog ping', this.catalog.ping())]);
-    if (redis.status === 'rejected' && catalog.status === 'rejected') {
-      this.markDown(`${(redis.reason as Error).message}; ${(catalog.reason as Error).message}`);
+    if (!answered(redis) && !answered(catalog)) {
+      this.markDown(`${(redis as PromiseRejectedResult).reason?.message}; ${(catalog as PromiseRejectedResult).reason?.message}`);
       return;
     }
     if (this.down) {
