@@ -2,9 +2,10 @@
 // breaks sends no reset: without this, every request would wait out its own command limit before
 // its 503. A probe (a Redis PING and a catalog ping, each limited to PROBE_TIMEOUT_MS) runs every
 // PROBE_INTERVAL_MS; the link counts as down from the first probe that neither answers (an error
-// reply is an answer), and as up again from the first probe that one of them answers. While it is down, requests that need the data host
-// are refused at once with 503 + Retry-After: dataHostGate() notes the refusal on the response, and
-// pathSet (which every API route passes) answers it in the route's error shape.
+// reply is an answer), and as up again from the first probe that one of them answers. While it is
+// down, requests that need the data host are refused at once with 503 + Retry-After:
+// dataHostGate() notes the refusal on the response, and pathSet (which every API route passes)
+// answers it in the route's error shape.
 // One of the two failing alone is not a lost link (a Redis or catalog restart): a stopped Redis
 // refuses its commands at once anyway, and what does not need it (a stored derivative) still works.
 import type { NextFunction, Request, Response } from 'express';
