@@ -6,6 +6,7 @@ import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { ERROR_SHAPE_PREFIXES, answerErrorsAs } from './middleware/error-shape.js';
 import { requestContext, requestLogger } from './middleware/request-context.js';
 import { createHitPath, type HitPath } from './hit-path.js';
+import { dataHostGate } from './services/data-host-link.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { presetBook } from './services/presets.js';
 import { routeTables } from './routes/index.js';
@@ -27,6 +28,7 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   const metrics = createFrontDoorMetrics(deps);
   app.use(metrics.middleware);
   app.use(answerDeadline(deps.config.jobTimeoutMs));
+  if (deps.dataHost) app.use(dataHostGate(deps.dataHost));
 
   // The routes that exist and the document that lists them come from the same options and tables.
   const options = routeOptions(deps.config);

@@ -11,6 +11,7 @@ import { createStorage } from '../storage/create-storage.js';
 import { createFrontDoorApp } from './app.js';
 import { markArrivedWhileDraining } from './middleware/draining.js';
 import { PlanLimits } from './services/plan-limits.js';
+import { DataHostLink } from './services/data-host-link.js';
 import { BandwidthCounter } from './services/bandwidth-counter.js';
 import { DerivativeCache } from './services/derivative-cache.js';
 import { HitMemo } from './services/hit-memo.js';
@@ -21,7 +22,9 @@ import type { WebDeps } from './web-deps.js';
  * A catalog or Redis command of the front door not answered within this fails (503 with
  * Retry-After). A data host behind a broken link sends no reset: without a limit a caller would
  * wait until the link heals. Front-door commands are single-document reads and writes, answered
- * in milliseconds when the link works (docs/operations.md, cluster figures).
+ * in milliseconds when the link works (docs/operations.md, cluster figures). Only requests already
+ * waiting when the link breaks meet this limit: once the probe sees the link down, new ones are
+ * refused at once (DataHostLink).
  */
 const BACKEND_ANSWER_TIMEOUT_MS = 3_000;
 
@@ -54,7 +57,9 @@ export class FrontDoor {
     await images.listen(subscriber);
     const bandwidth = new BandwidthCounter(catalog, log);
     const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
-    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), hits: new HitMemo(), bandwidth, limits };
+    const dataHost = new DataHostLink(redis, catalog, log);
+    dataHost.start();
+    this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), hits: new HitMemo(), bandwidth, limits, dataHost };
     const { app, hitPath } = createFrontDoorApp(this.deps);
     this.server = http.createServer((req, res) => {
       if (this.closing) {
@@ -100,6 +105,7 @@ export class FrontDoor {
       if (this.deps) {
         // Counts of the last requests go to the catalog before it closes.
         await this.deps.bandwidth.close().catch(() => undefined);
+        this.deps.dataHost?.stop();
         this.deps.images.close();
         await this.deps.jobs.close().catch(() => undefined);
         await this.deps.redis.quit().catch(() => this.deps?.redis.disconnect());

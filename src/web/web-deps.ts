@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { JobProducer } from '../jobs/job-producer.js';
 import type { Storage } from '../storage/storage.js';
 import type { BandwidthCounter } from './services/bandwidth-counter.js';
+import type { DataHostLink } from './services/data-host-link.js';
 import type { DerivativeCache } from './services/derivative-cache.js';
 import type { HitMemo } from './services/hit-memo.js';
 import type { ImageCache } from './services/image-cache.js';
@@ -28,4 +29,6 @@ export interface WebDeps {
   bandwidth: BandwidthCounter;
   /** Plan limits that refuse work (monthly transformations and bandwidth, storage for derivatives). */
   limits: PlanLimits;
+  /** Whether Redis and the catalog are reachable (the server's probe); absent in apps built without it. */
+  dataHost?: DataHostLink;
 }

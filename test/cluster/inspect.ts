@@ -42,6 +42,7 @@ const derivativeBytes = (await catalog.derivatives.find({ userId }, { bytes: 1 }
 const originalBytes = images.reduce((sum, i) => sum + i.bytes, 0);
 const waiting: Record<string, number> = {};
 const restarted: Inspection['restarted'] = [];
+const released: Inspection['released'] = [];
 for (const name of ALL_QUEUES) {
   const queue = openQueue(name, connection);
   const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'waiting-children');
@@ -49,6 +50,12 @@ for (const name of ALL_QUEUES) {
   // Jobs that ran again after their worker vanished, and when their last run began.
   for (const job of await queue.getJobs(['completed'], 0, 2000)) {
     if (job?.stalledCounter && job.processedOn) restarted.push({ id: job.id!, processedOn: job.processedOn });
+  }
+  // When the stalled check gave such a job back to the queue: BullMQ's own event stream, whose
+  // entry ids begin with the Redis server's time in ms.
+  for (const [entryId, fields] of await connection.xrange(queue.keys.events, '-', '+')) {
+    const field = (name: string) => fields[fields.indexOf(name) + 1];
+    if (field('event') === 'stalled') released.push({ id: field('jobId'), at: Number(entryId.split('-')[0]) });
   }
   await queue.close();
 }
@@ -80,6 +87,7 @@ const report: Inspection = {
   },
   jobsLeft: Object.values(waiting).reduce((a, b) => a + b, 0),
   restarted,
+  released,
   consistency,
 };
 process.stdout.write(JSON.stringify(report) + '\n');

@@ -34,6 +34,8 @@ export interface Inspection {
   jobsLeft: number;
   /** Completed jobs that were taken over (stalled at least once), and when their last run started. */
   restarted: { id: string; processedOn: number }[];
+  /** Jobs the stalled check gave back to the queue (their lock had expired), and when. */
+  released: { id: string; at: number }[];
   consistency: string;
 }
 

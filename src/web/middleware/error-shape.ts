@@ -4,6 +4,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { unavailable } from '../../errors.js';
 import type { PathSet } from '../../imaging/params.js';
+import { dataHostRefusal } from '../services/data-host-link.js';
 import { arrivedWhileDraining } from './draining.js';
 
 export type ErrorShape = PathSet;
@@ -17,8 +18,11 @@ export const ERROR_SHAPE_PREFIXES: Readonly<Record<ErrorShape, readonly string[]
 export function answerErrorsAs(shape: ErrorShape) {
   return (req: Request, res: Response, next: NextFunction) => {
     res.locals.errorShape = shape;
-    // Every API route passes here, so this is where a request arriving during shutdown is refused.
+    // Every API route passes here, so this is where a request arriving during shutdown is refused ...
     if (arrivedWhileDraining(req)) return next(unavailable('This server is shutting down; retry the request', 1));
+    // ... and a request that needs the data host while this server cannot reach it.
+    const refusal = dataHostRefusal(res);
+    if (refusal) return next(refusal);
     next();
   };
 }

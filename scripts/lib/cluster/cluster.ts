@@ -1,19 +1,23 @@
-// The service spread over the topology's hosts, every process started inside its host's namespace:
+// The service spread over the topology's hosts, every process started inside its host's namespace
+// (used by the cluster test, test/cluster/run.ts, and the cluster benchmark, scripts/bench-cluster.ts):
 //   data   redis-server (AOF) :6379, embedded catalog :27017, storage (GCS protocol fake) :4443
-//   w1, w2 two worker processes each (upload-finalize and transform queues)
-//   f1, f2 one front door each on :8080 (both networks); f2 reaches the data host through the
-//          link proxy on its loopback, which can add delay and loss
-//   client the load (see load.ts)
+//   w1, w2 worker processes (upload-finalize and transform queues)
+//   f1, f2 one front door each on :8080 (both networks)
+//   client the load
+// A host named in `proxied` runs the link proxy (link-proxy.ts) on its loopback; its processes
+// reach the data host through it unless started with `direct`, and it can add delay and loss.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { persistenceArgs } from '../../scripts/lib/redis-server.js';
-import { WORKER_NODE_FLAGS, workerEnv } from '../../scripts/lib/worker-env.js';
+import { persistenceArgs } from '../redis-server.js';
+import { WORKER_NODE_FLAGS, workerEnv } from '../worker-env.js';
 import { INTERNAL, PUBLIC, type HostName, type Topology } from './topology.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const DIST = path.resolve(here, '../..');
+const DIST = path.resolve(here, '../../..');
+/** The data host's catalog and storage (the storage is the tests' GCS protocol fake). */
+const DATA_HOST_ENTRY = path.join(DIST, 'test/cluster/data-host.js');
 
 export const PORTS = { redis: 6379, catalog: 27017, gcs: 4443, web: 8080 } as const;
 const PROXY_PORTS = { redis: 16379, catalog: 17017, gcs: 14443 } as const;
@@ -29,6 +33,14 @@ export interface ClusterSettings {
   jobLockMs: number;
   stalledIntervalMs: number;
   workersPerHost: number;
+  /** Jobs each worker process runs at once (WORKER_CONCURRENCY). */
+  workerConcurrency: number;
+  /** Hosts whose link to the data host passes the link proxy. */
+  proxied: HostName[];
+  /** What the proxy adds while impaired: delay per round trip, and the share of chunks held back as lost. */
+  impairment: { delayMs: number; loss: number };
+  /** More settings for every process (e.g. SHARP_THREADS). */
+  extraEnv?: Record<string, string>;
 }
 
 function waitForMessage(child: ChildProcess, type: string, what: string, timeoutMs: number, logFile: string): Promise<void> {
@@ -55,7 +67,8 @@ export function tail(file: string, lines = 15): string {
 }
 
 export class Cluster {
-  private proxy: ChildProcess | null = null;
+  private readonly proxies = new Map<HostName, ChildProcess>();
+  private readonly workers = new Map<HostName, ChildProcess[]>();
   private redis: ChildProcess | null = null;
 
   constructor(
@@ -68,9 +81,9 @@ export class Cluster {
     return path.join(this.dir, `${host}.log`);
   }
 
-  /** The service's environment as one host sees it (f2 through its link proxy). */
-  env(host: HostName): NodeJS.ProcessEnv {
-    const viaProxy = host === 'f2';
+  /** The service's environment as one host sees it (through its link proxy, if it has one, unless `direct`). */
+  env(host: HostName, direct = false): NodeJS.ProcessEnv {
+    const viaProxy = !direct && this.settings.proxied.includes(host);
     const at = (service: keyof typeof PROXY_PORTS) => (viaProxy ? `127.0.0.1:${PROXY_PORTS[service]}` : `${INTERNAL.data}:${PORTS[service]}`);
     return {
       PATH: process.env.PATH,
@@ -93,8 +106,9 @@ export class Cluster {
       JOB_LOCK_MS: String(this.settings.jobLockMs),
       JOB_STALLED_INTERVAL_MS: String(this.settings.stalledIntervalMs),
       WORKER_QUEUES: 'upload-finalize,transform',
-      WORKER_CONCURRENCY: '2',
+      WORKER_CONCURRENCY: String(this.settings.workerConcurrency),
       LOG_LEVEL: 'warn',
+      ...this.settings.extraEnv,
     };
   }
 
@@ -106,20 +120,24 @@ export class Cluster {
     await this.startRedis();
     const dataHost = this.topology.spawnIn(
       'data',
-      [process.execPath, path.join(here, 'data-host.js'), INTERNAL.data, String(PORTS.catalog), String(PORTS.gcs), path.join(this.dir, 'catalog'), BUCKET],
+      [process.execPath, DATA_HOST_ENTRY, INTERNAL.data, String(PORTS.catalog), String(PORTS.gcs), path.join(this.dir, 'catalog'), BUCKET],
       this.env('data'),
       this.log('data'),
       true,
     );
     await waitForMessage(dataHost, 'ready', 'the data host (catalog and storage)', 60_000, this.log('data'));
-    this.proxy = this.topology.spawnIn(
-      'f2',
-      [process.execPath, path.join(here, 'link-proxy.js'), ...Object.entries(PROXY_PORTS).map(([service, port]) => `${port}=${INTERNAL.data}:${PORTS[service as keyof typeof PORTS]}`)],
-      this.env('f2'),
-      this.log('f2-proxy'),
-      true,
-    );
-    await waitForMessage(this.proxy, 'ready', 'the link proxy', 20_000, this.log('f2-proxy'));
+    const { delayMs, loss } = this.settings.impairment;
+    for (const host of this.settings.proxied) {
+      const proxy = this.topology.spawnIn(
+        host,
+        [process.execPath, path.join(here, 'link-proxy.js'), `delay=${delayMs}`, `loss=${loss}`, ...Object.entries(PROXY_PORTS).map(([service, port]) => `${port}=${INTERNAL.data}:${PORTS[service as keyof typeof PORTS]}`)],
+        this.env(host),
+        this.log(`${host}-proxy`),
+        true,
+      );
+      await waitForMessage(proxy, 'ready', `the link proxy on ${host}`, 20_000, this.log(`${host}-proxy`));
+      this.proxies.set(host, proxy);
+    }
     await Promise.all([this.startWorkers('w1'), this.startWorkers('w2'), this.startFrontDoor('f1'), this.startFrontDoor('f2')]);
   }
 
@@ -149,13 +167,28 @@ export class Cluster {
     await exited;
   }
 
-  async startWorkers(host: 'w1' | 'w2'): Promise<void> {
+  async startWorkers(host: 'w1' | 'w2', count = this.settings.workersPerHost, direct = false): Promise<void> {
     const ready: Promise<void>[] = [];
-    for (let i = 0; i < this.settings.workersPerHost; i++) {
-      const child = this.topology.spawnIn(host, [process.execPath, ...WORKER_NODE_FLAGS, path.join(DIST, 'workers/main.js')], workerEnv(this.env(host)), this.log(host), true);
+    for (let i = 0; i < count; i++) {
+      const child = this.topology.spawnIn(host, [process.execPath, ...WORKER_NODE_FLAGS, path.join(DIST, 'workers/main.js')], workerEnv(this.env(host, direct)), this.log(host), true);
+      this.workers.set(host, [...(this.workers.get(host) ?? []), child]);
       ready.push(waitForMessage(child, 'ready', `a worker on ${host}`, 90_000, this.log(host)));
     }
     await Promise.all(ready);
+  }
+
+  /** Stops a host's workers as a deployment does (SIGTERM: each finishes its jobs), resolves once they have exited. */
+  async stopWorkers(host: 'w1' | 'w2'): Promise<void> {
+    const children = this.workers.get(host) ?? [];
+    this.workers.delete(host);
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }),
+    );
   }
 
   async startFrontDoor(host: 'f1' | 'f2'): Promise<void> {
@@ -163,8 +196,10 @@ export class Cluster {
     await waitForMessage(child, 'listening', `the front door on ${host}`, 90_000, this.log(host));
   }
 
-  /** Delay and loss on f2's link to the data host (on) or a clean link (off). */
-  impairSlowLink(on: boolean): void {
-    this.proxy!.kill(on ? 'SIGUSR1' : 'SIGUSR2');
+  /** Delay and loss on a proxied host's link to the data host (on) or a clean link (off). */
+  impairLink(host: HostName, on: boolean): void {
+    const proxy = this.proxies.get(host);
+    if (!proxy) throw new Error(`${host} has no link proxy (ClusterSettings.proxied)`);
+    proxy.kill(on ? 'SIGUSR1' : 'SIGUSR2');
   }
 }

@@ -1,18 +1,21 @@
-// A slow, lossy link in user space (this kernel has no netem): a TCP relay that runs in a front
-// door's namespace, listens on its loopback and forwards to the data host. While impaired
-// (SIGUSR1; SIGUSR2 restores a clean link) it behaves as `netem delay 200ms loss 2%` on the front
-// door's interface looks to a TCP application:
-//  - delay: every chunk the front door sends is forwarded DELAY_MS later (a round trip +200 ms);
+// A slow, lossy link in user space (this kernel has no netem): a TCP relay that runs in a host's
+// namespace, listens on its loopback and forwards to the data host. While impaired (SIGUSR1;
+// SIGUSR2 restores a clean link) it behaves as `netem delay <delay> loss <loss>` on the host's
+// interface looks to a TCP application (e.g. delay=200 loss=0.02):
+//  - delay: every chunk the host sends is forwarded DELAY_MS later (each round trip + DELAY_MS);
 //  - loss: TCP never loses bytes, it retransmits them. A lost segment is seen by the application as
 //    the stream stalling for a retransmission timeout (Linux: at least 200 ms + the round trip) and
-//    everything behind it in that direction waiting too (head-of-line blocking). So 2 % of chunks,
-//    in each direction, are held back by RETRANSMIT_MS with what follows them; 2 % of new
+//    everything behind it in that direction waiting too (head-of-line blocking). So LOSS of the chunks,
+//    in each direction, are held back by RETRANSMIT_MS with what follows them; LOSS of new
 //    connections wait the initial SYN timeout (1 s) before they are accepted.
-// Usage: node link-proxy.js <listenPort>=<host>:<port> ...
+// Usage: node link-proxy.js delay=<ms> loss=<share> <listenPort>=<host>:<port> ...
 import net from 'node:net';
 
-const DELAY_MS = 200;
-const LOSS = 0.02;
+const args = process.argv.slice(2);
+const setting = (name: string) => Number(args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1) ?? NaN);
+const DELAY_MS = setting('delay');
+const LOSS = setting('loss');
+if (!(DELAY_MS >= 0) || !(LOSS >= 0 && LOSS < 1)) throw new Error('usage: link-proxy.js delay=<ms> loss=<share 0..1> <listenPort>=<host>:<port> ...');
 const RETRANSMIT_MS = 200 + 2 * DELAY_MS;
 const SYN_TIMEOUT_MS = 1000;
 
@@ -55,7 +58,7 @@ function relay(from: net.Socket, to: net.Socket, delayed: boolean): void {
   });
 }
 
-for (const spec of process.argv.slice(2)) {
+for (const spec of args.filter((a) => /^\d+=/.test(a))) {
   const [listen, target] = spec.split('=');
   const [host, port] = target.split(':');
   net

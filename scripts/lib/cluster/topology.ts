@@ -45,9 +45,23 @@ export function leftoverLinks(): string[] {
   return out.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '').filter((n) => n.startsWith('pcl'));
 }
 
+/** Processes whose network namespace is one of `namespaces` (`net:[inode]` links under /proc), ours excepted. */
+export function processesIn(namespaces: ReadonlySet<string>): number[] {
+  return fs.readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return [];
+    try {
+      return namespaces.has(fs.readlinkSync(`/proc/${entry}/ns/net`)) ? [Number(entry)] : [];
+    } catch {
+      return []; // exited meanwhile
+    }
+  });
+}
+
 export class Topology {
   private readonly tag = randomBytes(2).toString('hex');
   private made = false;
+  /** The namespaces' identities (`net:[inode]`), kept so that processes can be looked for after the names are gone. */
+  readonly identities = new Set<string>();
 
   ns(host: HostName | 'sw'): string {
     return `${NAMESPACE_PREFIX}${this.tag}-${host}`;
@@ -64,6 +78,7 @@ export class Topology {
       for (const ns of [this.ns('sw'), ...HOSTS.map((h) => this.ns(h))]) {
         ip(['netns', 'add', ns]);
         ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+        this.identities.add(`net:[${fs.statSync(`/run/netns/${ns}`).ino}]`);
       }
     } catch (err) {
       throw new Error(`cannot make network namespaces: ${(err as Error).message.split('\n')[0]}`);

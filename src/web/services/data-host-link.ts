@@ -1,0 +1,112 @@
+// Whether this front door reaches the data host (Redis and the catalog) right now. A link that
+// breaks sends no reset: without this, every request would wait out its own command limit before
+// its 503. A probe (a Redis PING and a catalog ping, each limited to PROBE_TIMEOUT_MS) runs every
+// PROBE_INTERVAL_MS; the link counts as down from the first probe that neither answers (an error
+// reply is an answer), and as up again from the first probe that one of them answers. While it is
+// down, requests that need the data host are refused at once with 503 + Retry-After:
+// dataHostGate() notes the refusal on the response, and answerErrorsAs (which every API route
+// passes) answers it in the route's error shape.
+// One of the two failing alone is not a lost link (a Redis or catalog restart): a stopped Redis
+// refuses its commands at once anyway, and what does not need it (a stored derivative) still works.
+import type { NextFunction, Request, Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Catalog } from '../../catalog/catalog.js';
+import { unavailable, type ServiceError } from '../../errors.js';
+
+const PROBE_INTERVAL_MS = 500;
+/**
+ * Both answer in milliseconds over a working link; 1.5 s leaves room for a loaded machine and a
+ * slow link (200 ms delay plus a retransmission), so only a link that carries nothing trips it.
+ */
+const PROBE_TIMEOUT_MS = 1_500;
+/** A caller refused meanwhile may retry after this (the probe looks again every half second). */
+const RETRY_AFTER_SECONDS = 1;
+/** These answer for themselves: /health reports each backing service's own check. */
+const ANSWERED_WITHOUT_DATA_HOST = new Set(['/', '/health']);
+
+/**
+ * An error the server sent back (Redis' MISCONF on a full disk, a catalog refusing a command) is
+ * an answer: the link carries, and the refusal is the request's own to meet.
+ */
+function answered(result: PromiseSettledResult<unknown>): boolean {
+  if (result.status === 'fulfilled') return true;
+  const name = (result.reason as Error | undefined)?.name;
+  return name === 'ReplyError' || name === 'MongoServerError';
+}
+
+function limited(what: string, work: Promise<unknown>): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class DataHostLink {
+  private down: { since: number; reason: string } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly catalog: Catalog,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  get reachable(): boolean {
+    return this.down === null;
+  }
+
+  /** The 503 for a request that needs the data host while it is unreachable; null otherwise. */
+  refusal(req: Request): ServiceError | null {
+    if (this.down === null || ANSWERED_WITHOUT_DATA_HOST.has(req.path)) return null;
+    return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.probe().finally(() => this.schedule()), PROBE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private async probe(): Promise<void> {
+    const [redis, catalog] = await Promise.allSettled([limited('Redis PING', this.redis.ping()), limited('catalog ping', this.catalog.ping())]);
+    if (!answered(redis) && !answered(catalog)) {
+      this.markDown(`${(redis as PromiseRejectedResult).reason?.message}; ${(catalog as PromiseRejectedResult).reason?.message}`);
+      return;
+    }
+    if (this.down) {
+      this.log.warn({ downMs: Date.now() - this.down.since }, 'data host reachable again; requests pass');
+      this.down = null;
+    }
+  }
+
+  private markDown(reason: string): void {
+    if (this.down || this.stopped) return;
+    this.down = { since: Date.now(), reason };
+    this.log.warn({ reason }, 'data host unreachable; requests that need it are refused with 503 until a probe passes');
+  }
+}
+
+/** Notes the refusal of a request that arrives while the data host is unreachable (see answerErrorsAs). */
+export function dataHostGate(link: DataHostLink) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const refusal = link.refusal(req);
+    if (refusal) res.locals.dataHostRefusal = refusal;
+    next();
+  };
+}
+
+export function dataHostRefusal(res: Response): ServiceError | null {
+  return (res.locals.dataHostRefusal as ServiceError | undefined) ?? null;
+}

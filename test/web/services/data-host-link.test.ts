@@ -1,0 +1,133 @@
+// A front door whose link to Redis and the catalog goes silent (no reset, as a pulled cable: the
+// relays below stop carrying bytes and hold new connections) refuses requests at once with 503 +
+// Retry-After in the route's error shape once its probe sees the link down, keeps answering
+// /health itself, and serves again by itself after the heal. Real Redis, real catalog, real HTTP;
+// only the cable is simulated, by TCP relays in this process.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { freePort, startRedisServer, type RedisServerHandle } from '../../../scripts/lib/redis-server.js';
+import { figure, timed, waitFor } from '../../faults/fault-helpers.js';
+import { jpeg } from '../../fixtures/images.js';
+import { request, upload } from '../../harness/http.js';
+import { catalogUrlFor } from '../../harness/root-hooks.js';
+import { TestService } from '../../harness/test-service.js';
+
+/** A TCP relay to `target` that can stop carrying bytes without closing anything. */
+class Cable {
+  private cut = false;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly held: (() => void)[] = [];
+  private server: net.Server | null = null;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async listen(): Promise<number> {
+    const port = await freePort();
+    this.server = net.createServer((client) => {
+      const connect = () => {
+        const upstream = net.connect(this.target.port, this.target.host);
+        for (const [a, b] of [[client, upstream], [upstream, client]]) {
+          this.sockets.add(a);
+          a.on('data', (chunk: Buffer) => b.write(chunk));
+          a.on('close', () => {
+            this.sockets.delete(a);
+            b.destroy();
+          });
+          a.on('error', () => undefined);
+        }
+        if (this.cut) this.setCut(true);
+      };
+      client.on('error', () => undefined);
+      if (this.cut) this.held.push(connect);
+      else connect();
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    return port;
+  }
+
+  /** Cut: nothing is read any more (bytes wait in the kernel's buffers); heal: everything flows again. */
+  setCut(cut: boolean): void {
+    this.cut = cut;
+    for (const socket of this.sockets) {
+      if (cut) socket.pause();
+      else socket.resume();
+    }
+    if (!cut) for (const connect of this.held.splice(0)) connect();
+  }
+
+  close(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.server?.close();
+  }
+}
+
+/** What the probe may take to notice: its interval (0.5 s), its limit (1.5 s) and a loaded machine's margin. */
+const NOTICE_MS = 4_000;
+/** A refusal "at once": no backing service is asked. */
+const AT_ONCE_MS = 500;
+
+describe('DataHostLink: a front door cut off from Redis and the catalog', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let redisCable: Cable;
+  let catalogCable: Cable;
+  let redisServer: RedisServerHandle;
+
+  before(async () => {
+    redisServer = await startRedisServer();
+    const redisUrl = new URL(redisServer.url);
+    redisCable = new Cable({ host: redisUrl.hostname, port: Number(redisUrl.port) });
+    const catalogUrl = new URL(catalogUrlFor(`data_host_link_${randomBytes(4).toString('hex')}`));
+    catalogCable = new Cable({ host: catalogUrl.hostname, port: Number(catalogUrl.port) });
+    const [redisPort, catalogPort] = [await redisCable.listen(), await catalogCable.listen()];
+    catalogUrl.host = `127.0.0.1:${catalogPort}`;
+    svc = await TestService.start({ workers: 1, env: { REDIS_URL: `redis://127.0.0.1:${redisPort}`, MONGO_URL: catalogUrl.toString() } });
+  });
+  after(async () => {
+    redisCable?.setCut(false);
+    catalogCable?.setCut(false);
+    await svc?.stop();
+    redisCable?.close();
+    catalogCable?.close();
+    await redisServer?.stop();
+  });
+
+  it('answers 503 + Retry-After at once while cut off, /health still itself, and recovers after the heal', async () => {
+    const user = await svc.createUser();
+    const image = await jpeg(160, 120);
+    const before = await upload(svc.baseUrl, { key: user.key, bytes: image, filename: 'before.jpg' });
+    expect(before.status, JSON.stringify(before.body)).to.equal(200);
+
+    redisCable.setCut(true);
+    catalogCable.setCut(true);
+    const cutAt = Date.now();
+    await waitFor('the probe to see the link down', async () => svc.deps.dataHost?.reachable === false, NOTICE_MS, 50);
+    const noticedMs = Date.now() - cutAt;
+
+    const up = await timed(upload(svc.baseUrl, { key: user.key, bytes: image, filename: 'during.jpg' }));
+    expect(up.value.status, JSON.stringify(up.value.body)).to.equal(503);
+    expect(up.value.headers.get('retry-after')).to.match(/^\d+$/);
+    expect(up.value.body).to.include({ type: 'server_error', status_code: 503 }); // set A's shape
+    expect(up.ms).to.be.below(AT_ONCE_MS);
+    const list = await timed(request(svc.url('/cdn/images'), { key: user.key }));
+    expect(list.value.status).to.equal(503);
+    expect(list.value.body.detail).to.match(/unreachable/); // set B's shape
+    expect(list.ms).to.be.below(AT_ONCE_MS);
+    // /health is not refused: it runs its own checks and names what fails.
+    const health = await request(svc.url('/health'));
+    expect(health.status).to.equal(503);
+    expect(health.body.failing).to.include.members(['redis', 'catalog']);
+
+    redisCable.setCut(false);
+    catalogCable.setCut(false);
+    const healAt = Date.now();
+    const after = await waitFor('an upload to succeed after the heal', async () => {
+      const res = await upload(svc.baseUrl, { key: user.key, bytes: image, filename: 'after.jpg' });
+      return res.status === 200 ? res : null;
+    }, 30_000, 100);
+    const recoveredMs = Date.now() - healAt;
+    expect(after.body.public_url).to.match(/after\.jpg$/);
+    figure(`data host link: cut seen after ${noticedMs} ms; then upload 503 in ${up.ms} ms, list 503 in ${list.ms} ms; first upload after the heal ${recoveredMs} ms`);
+  });
+});
