@@ -68,8 +68,20 @@ export interface TransformResult {
 }
 
 export interface SrcsetOptions {
-  /** Widths in the order wanted (default 400, 800, 1200). */
-  widths?: number[];
+  /**
+   * Widths in the order wanted (default 400, 800, 1200), or `'auto'`: widths about `bytes_step`
+   * bytes apart from `min_w` to `max_w`, at most `max_images` of them (chosen by the server:
+   * `srcset` only, not `signedSrcset`).
+   */
+  widths?: number[] | 'auto';
+  /** widths 'auto': the smallest width (default 200). */
+  min_w?: number;
+  /** widths 'auto': the largest width (default the original's, at most 4096). */
+  max_w?: number;
+  /** widths 'auto': bytes between consecutive candidates (default 20,000). */
+  bytes_step?: number;
+  /** widths 'auto': at most this many widths, then evenly spaced in bytes (default 8). */
+  max_images?: number;
   f?: FormatParam;
   q?: TransformParams['q'];
   /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
@@ -85,6 +97,9 @@ export interface SrcsetResult extends Partial<ImageDescription> {
   sizes: string;
   default: string;
 }
+
+/** `GET /cdn/{imageId}/info` and `GET /image/info`: what the original is (the server's own type). */
+export type { ImageInfo } from '../imaging/image-info-shape.js';
 
 export interface ImageRecord extends ImageDescription {
   imageId: string;

@@ -20,6 +20,8 @@ export interface AutoWidthOptions {
 
 /** w=auto's largest width (max_w's maximum and its cap by default). */
 export const MAX_AUTO_WIDTH = 4096;
+/** w=auto's defaults of min_w, bytes_step and max_images (max_w's is the original's width). */
+export const AUTO_WIDTH_DEFAULTS = { min_w: 200, bytes_step: 20_000, max_images: 8 } as const;
 /**
  * Widths measured are this factor apart: bytes grow smoothly with width (about as its square, less
  * for smooth images), so log-log interpolation between samples 1.3× apart is within a few per
@@ -83,6 +85,7 @@ function widthReaching(curve: ByteCurve, target: number, lo: number, hi: number)
  */
 export function chooseAutoWidths(curve: ByteCurve, options: AutoWidthOptions): number[] {
   const { minWidth, maxWidth, bytesStep, maxImages } = options;
+  if (![minWidth, maxWidth, bytesStep, maxImages].every((v) => Number.isInteger(v) && v >= 1)) throw new RangeError(`w=auto needs positive integers: ${JSON.stringify(options)}`);
   if (minWidth >= maxWidth || maxImages === 1) return [maxWidth];
   const widths = [minWidth];
   const topBytes = bytesAt(curve, maxWidth);

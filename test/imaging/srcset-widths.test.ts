@@ -71,6 +71,12 @@ describe('srcset w=auto widths', () => {
     for (let i = 1; i < widths.length; i++) expect(widths[i]).to.be.above(widths[i - 1]);
   });
 
+  it('refuses options that are not positive integers (a missing one would never reach max_w)', () => {
+    const curve = curveOf(power(0.02, 2), 1000);
+    expect(() => chooseAutoWidths(curve, { minWidth: NaN, maxWidth: 1000, bytesStep: 20_000, maxImages: 8 })).to.throw(RangeError);
+    expect(() => chooseAutoWidths(curve, { minWidth: 200, maxWidth: 1000, bytesStep: 0, maxImages: 8 })).to.throw(RangeError);
+  });
+
   it('keys curves by format and quality, with only letters, digits and _', () => {
     expect(byteCurveKey('webp', 80)).to.equal('webp_q80');
     expect(byteCurveKey('jpeg', 'auto:eco')).to.equal('jpeg_qauto_eco');

@@ -52,7 +52,8 @@ function givenNames(req: Request): string[] {
   return Object.keys(req.query as Record<string, unknown>);
 }
 
-function requireSrcRef(deps: WebDeps, src: string) {
+/** The caller's image reference in `src`; 422 (loc query.src) when it names no image of this service. */
+export function requireSrcRef(deps: WebDeps, src: string) {
   const ref = parseBaseImageUrl(src, deps.config.cdnUrl);
   if (!ref) {
     throw new ServiceError('invalid_parameter', 'src must be the URL of an uploaded image', {

@@ -2,9 +2,11 @@
 import type { Request, Response } from 'express';
 import type { AuthenticatedUser } from '../../catalog/api-keys.js';
 import { ServiceError } from '../../errors.js';
-import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type TransformRequest } from '../../imaging/params.js';
+import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, type OutputFormat, type TransformRequest } from '../../imaging/params.js';
 import { signedTransformUrl } from '../../imaging/signing.js';
 import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
+import { AUTO_WIDTH_DEFAULTS, chooseAutoWidths, MAX_AUTO_WIDTH } from '../../imaging/srcset-widths.js';
+import { byteCurveOf } from '../../jobs/image-analysis.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
 import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
@@ -18,7 +20,7 @@ import { compile, queryObject, validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
 
 const transformQuery = compile<TransformRequest & { src: string; kid?: string; sig?: string }>(setATransformQuery);
-const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number | string; sizes?: string; ttl?: number }>(srcsetQuery);
+const srcsetSchema = compile<{ src: string; w?: string; f?: string; q?: number | string; sizes?: string; ttl?: number; min_w?: number; max_w?: number; bytes_step?: number; max_images?: number }>(srcsetQuery);
 
 export function uploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
@@ -111,12 +113,25 @@ export function srcsetController(deps: WebDeps) {
     }
     // The URLs name the original's version: immutable, and changed by a replacement.
     const image = await findOwnedImageByRef(deps, user.userId, ref);
-    // `w=` given but empty is an empty list (400), not "use the default widths".
-    const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
-    if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
-      throw new ServiceError('bad_request', `"w" must be 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and ${MAX_SIDE}`);
+    let widths: number[];
+    if (checked.value.w === 'auto') {
+      const { bytes_step = AUTO_WIDTH_DEFAULTS.bytes_step, max_images = AUTO_WIDTH_DEFAULTS.max_images } = checked.value;
+      const max_w = checked.value.max_w ?? Math.min(image.width, MAX_AUTO_WIDTH);
+      // A default max_w below the default min_w (a narrow original) narrows min_w; given ones must agree.
+      const min_w = checked.value.min_w ?? Math.min(AUTO_WIDTH_DEFAULTS.min_w, max_w);
+      if (min_w > max_w) throw new ServiceError('bad_request', `"min_w" (${min_w}) must not exceed "max_w" (${max_w})`);
+      // f=auto answers each browser in its format; the steps are measured in WebP (docs/api.md).
+      const format = f === 'auto' ? 'webp' : f === 'jpg' ? 'jpeg' : (f as OutputFormat);
+      const curve = await byteCurveOf(deps, image, format, q);
+      widths = chooseAutoWidths(curve, { minWidth: min_w, maxWidth: max_w, bytesStep: bytes_step, maxImages: max_images });
+    } else {
+      // `w=` given but empty is an empty list (400), not "use the default widths".
+      const parts = (req.query.w === '' ? '' : (checked.value.w ?? '400,800,1200')).split(',').map((s) => s.trim());
+      if (parts.length < 1 || parts.length > MAX_SRCSET_WIDTHS || parts.some((p) => !/^\d{1,4}$/.test(p) || Number(p) < 1 || Number(p) > MAX_SIDE)) {
+        throw new ServiceError('bad_request', `"w" must be auto or 1 to ${MAX_SRCSET_WIDTHS} comma-separated integers between 1 and ${MAX_SIDE}`);
+      }
+      widths = parts.map(Number);
     }
-    const widths = parts.map(Number);
     const credential = { kid: user.keyId, secret: user.secret };
     // With ttl the URLs carry a signed expiry; without it they stay valid until the key is revoked.
     const exp = ttl !== undefined ? Math.floor(Date.now() / 1000) + ttl : undefined;

@@ -4,6 +4,7 @@
 import { dashboardRouteTable } from './dashboard.routes.js';
 import { docsRouteTable } from './docs.routes.js';
 import { filesRouteTable } from './files.routes.js';
+import { imageInfoRouteTable } from './image-info.routes.js';
 import { jobsRouteTable } from './jobs.routes.js';
 import { monitoringRouteTable } from './monitoring.routes.js';
 import { passportRouteTable } from './passport.routes.js';
@@ -16,6 +17,7 @@ export function routeTables(options: RouteOptions): RouteTable[] {
   return [
     statusRouteTable(),
     setARouteTable(),
+    imageInfoRouteTable(),
     setBRouteTable(),
     passportRouteTable(),
     jobsRouteTable(),

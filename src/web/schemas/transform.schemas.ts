@@ -1,5 +1,6 @@
 // Transform query schemas, generated from the parameter registry (no second list of parameters).
 import { MAX_SIDE, paramsFor, type ParamDefinition, type PathSet } from '../../imaging/params.js';
+import { AUTO_WIDTH_DEFAULTS, MAX_AUTO_WIDTH } from '../../imaging/srcset-widths.js';
 
 function paramSchema(p: ParamDefinition, set: PathSet): Record<string, unknown> {
   const value: Record<string, unknown> = { type: p.type };
@@ -58,7 +59,11 @@ export const srcsetQuery = {
   type: 'object',
   properties: {
     src: srcProperty,
-    w: { type: 'string', default: '400,800,1200', maxLength: 200, description: `Comma-separated widths (1-20 values, each 1-${MAX_SIDE})` },
+    w: { type: 'string', default: '400,800,1200', maxLength: 200, description: `Comma-separated widths (1-20 values, each 1-${MAX_SIDE}), or auto: widths about bytes_step bytes apart` },
+    min_w: { type: 'integer', minimum: 1, maximum: MAX_AUTO_WIDTH, default: AUTO_WIDTH_DEFAULTS.min_w, description: 'w=auto: the smallest width' },
+    max_w: { type: 'integer', minimum: 1, maximum: MAX_AUTO_WIDTH, description: `w=auto: the largest width (default the original's, at most ${MAX_AUTO_WIDTH})` },
+    bytes_step: { type: 'integer', minimum: 1000, maximum: 10_000_000, default: AUTO_WIDTH_DEFAULTS.bytes_step, description: 'w=auto: bytes between consecutive widths' },
+    max_images: { type: 'integer', minimum: 1, maximum: 20, default: AUTO_WIDTH_DEFAULTS.max_images, description: 'w=auto: at most this many widths (then evenly spaced in bytes)' },
     f: transformParamProperties('A').f,
     q: transformParamProperties('A').q,
     sizes: { type: 'string', maxLength: 1000 },
