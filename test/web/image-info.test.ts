@@ -16,6 +16,7 @@ import { cdnUpload, expectDetail, expectValidation, type CdnUploadBody } from '.
 const GPS_JPEG = fs.readFileSync(`${CORPUS}exif/grace_hopper_gps_orientation6.jpg`);
 const UPRIGHT_JPEG = fs.readFileSync(`${CORPUS}faces/02_grace_hopper.jpg`);
 const BLUE = { r: 0x10, g: 0x30, b: 0xc0 };
+const RATE_LIMIT = 40;
 
 /** Three 40×30 frames (red, green, blue), looping. */
 async function animatedWebp(): Promise<Buffer> {
@@ -55,7 +56,8 @@ describe('image info', function () {
   let other: Awaited<ReturnType<TestService['createUser']>>;
   let gps: CdnUploadBody;
   before(async () => {
-    svc = await TestService.start();
+    // A per-IP limit the last test can reach in a few dozen requests (no earlier test comes near it).
+    svc = await TestService.start({ env: { PUBLIC_RATE_LIMIT_PER_MIN: String(RATE_LIMIT) } });
     owner = await svc.createUser();
     other = await svc.createUser();
     // The fixture is what SOURCES.md says: stored 600×512 and sideways.
@@ -176,5 +178,13 @@ describe('image info', function () {
     expectValidation(await request(svc.url('/image/info?src=' + encodeURIComponent('https://elsewhere.example/x.jpg')), { key: owner.key }), ['query.src']);
     expectValidation(await request(svc.url(`/image/info?src=${encodeURIComponent(gps.public_url)}`)), ['header.x-api-key']);
     expectDetail(await request(svc.url(`/image/info?src=${encodeURIComponent(gps.public_url)}`), { key: 'pk_invalid' }), 401);
+  });
+
+  it('unknown ids count toward the per-IP limit, as on /cdn/{image_id}; known ones do not', async () => {
+    for (let i = 0; i < RATE_LIMIT + 5; i++) expect((await request(svc.url(`/cdn/${gps.imageId}/info`))).status).to.equal(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < RATE_LIMIT + 1; i++) statuses.push((await request(svc.url(`/cdn/0123456789abcdef0123${String(i).padStart(4, '0')}/info`))).status);
+    expect(statuses.at(-1)).to.equal(429);
+    expect(statuses.filter((s) => s === 404).length).to.be.at.least(RATE_LIMIT - 15);
   });
 });
