@@ -23,7 +23,11 @@ function text(value: unknown): string | null {
   return typeof value === 'string' && value.replace(/\0+$/, '').trim() !== '' ? value.replace(/\0+$/, '').trim() : null;
 }
 
-/** EXIF date-times carry no zone (exif-reader reads them as UTC): told as the camera's local time, ISO form without offset. */
+/**
+ * When the photo was taken (DateTimeOriginal, else DateTimeDigitized; not DateTime, which editors
+ * change). EXIF date-times carry no zone (exif-reader reads them as UTC): told as the camera's
+ * local time, ISO form without offset.
+ */
 function takenAt(value: unknown): string | null {
   return value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString().slice(0, 19) : null;
 }
@@ -38,7 +42,7 @@ function exifFacts(exif: Buffer | undefined): { exif: ImageInfo['exif']; hasLoca
   try {
     const tags = exifReader(exif);
     return {
-      exif: { make: text(tags.Image?.Make), model: text(tags.Image?.Model), taken_at: takenAt(tags.Photo?.DateTimeOriginal ?? tags.Image?.DateTime) },
+      exif: { make: text(tags.Image?.Make), model: text(tags.Image?.Model), taken_at: takenAt(tags.Photo?.DateTimeOriginal ?? tags.Photo?.DateTimeDigitized) },
       hasLocation: tags.GPSInfo?.GPSLatitude !== undefined || tags.GPSInfo?.GPSLongitude !== undefined,
     };
   } catch {
