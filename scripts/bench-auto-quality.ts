@@ -1,11 +1,13 @@
 // What q=auto costs on a miss: CPU per render of the corpus photos and portraits at width 1200
-// through the real pipeline, q=80 and q=auto alternated in one process with one libvips thread
-// (so both see the same machine), per format, with the ratio side by side. A hit reads the chosen
+// through the real pipeline, q=80 and q=auto alternated image by image in one process with one
+// libvips thread (so both see the same machine), per format, with the ratio side by side and the
+// machine's load average beside it. A hit reads the chosen
 // quality from the stored object's metadata, which the stat that every hit makes already returns:
 // hits cost what they did.
 //
 //   npm run build && node dist/scripts/bench-auto-quality.js [--rounds 2] [--formats jpeg,webp,avif]
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
@@ -32,23 +34,29 @@ function cpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-async function cost(format: 'webp' | 'jpeg' | 'avif', q: TransformRequest['q']): Promise<{ ms: number; bytes: number }> {
+async function cost(input: Buffer, format: 'webp' | 'jpeg' | 'avif', q: TransformRequest['q']): Promise<{ ms: number; bytes: number }> {
   const { plan } = resolvePlan('A', { w: 1200, f: format, q }, { accept: '', sourceFormat: 'jpeg', preferWebpWhenUnsure: false });
   const start = cpuMs();
-  let bytes = 0;
-  for (const input of inputs) bytes += (await renderDerivative(input, plan, settings)).buffer.length;
+  const bytes = (await renderDerivative(input, plan, settings)).buffer.length;
   return { ms: cpuMs() - start, bytes };
 }
 
-console.log(`q=auto vs q=80 misses, ${inputs.length} images at width 1200, ${rounds} rounds (CPU ms per image)`);
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+console.log(`q=auto vs q=80 misses, ${inputs.length} images at width 1200, ${rounds} rounds (CPU ms per image); load average ${load()}`);
 console.log('format  q=80 ms  auto ms  ratio   q=80 bytes  auto bytes');
 for (const format of values.formats.split(',') as ('jpeg' | 'webp' | 'avif')[]) {
   let fixed = 0, auto = 0, fixedBytes = 0, autoBytes = 0;
   for (let r = 0; r < rounds; r++) {
-    const a = await cost(format, 80);
-    const b = await cost(format, 'auto');
-    fixed += a.ms; auto += b.ms; fixedBytes = a.bytes; autoBytes = b.bytes;
+    for (const [i, input] of inputs.entries()) {
+      // Alternate which goes first so neither profits from the other's warm caches.
+      const autoFirst = (i + r) % 2 === 1 ? await cost(input, format, 'auto') : undefined;
+      const a = await cost(input, format, 80);
+      const b = autoFirst ?? (await cost(input, format, 'auto'));
+      fixed += a.ms; auto += b.ms;
+      if (r === 0) { fixedBytes += a.bytes; autoBytes += b.bytes; }
+    }
   }
   const per = (ms: number) => (ms / rounds / inputs.length).toFixed(0).padStart(7);
   console.log(`${format.padEnd(7)} ${per(fixed)}  ${per(auto)}  ${(auto / fixed).toFixed(2).padStart(5)}   ${String(fixedBytes).padStart(10)}  ${String(autoBytes).padStart(10)}`);
 }
+console.log(`load average after: ${load()}`);

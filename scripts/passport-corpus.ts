@@ -11,17 +11,18 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { closeModels, PASSPORT_COUNTRIES, processPassportPhoto, type PassportOptions } from '../src/passport/index.js';
+import { closeModels, PASSPORT_COUNTRIES, processPassportPhoto, type ComplianceCheck, type PassportOptions } from '../src/passport/index.js';
 import { phonePhoto } from './lib/phone-photo.js';
 
 interface Outcome {
   compliant: boolean;
-  checks: Record<string, boolean>;
-  head_height_ratio: number;
-  eye_line_ratio: number;
-  crown_y: number;
-  chin_y: number;
-  eye_y: number;
+  /** Per check 'pass', 'fail' or 'borderline' (a value within its margin of the limit). */
+  checks: Record<string, ComplianceCheck['status']>;
+  head_height_ratio: number | null;
+  eye_line_ratio: number | null;
+  crown_y: number | null;
+  chin_y: number | null;
+  eye_y: number | null;
   width: number;
   height: number;
 }
@@ -42,7 +43,7 @@ async function run(input: Buffer, options: PassportOptions): Promise<Outcome | {
     const m = r.measurements;
     return {
       compliant: r.compliant,
-      checks: Object.fromEntries(r.checks.map((c) => [c.name, c.passed])),
+      checks: Object.fromEntries(r.checks.map((c) => [c.name, c.status])),
       head_height_ratio: m.head_height_ratio,
       eye_line_ratio: m.eye_line_ratio,
       crown_y: m.crown_y,
@@ -84,12 +85,13 @@ function compare(before: Record_, after: Record_, tolerance: number): string[] {
       continue;
     }
     if (was.compliant !== now.compliant) problems.push(`${key}: compliant ${was.compliant} -> ${now.compliant}`);
-    for (const [name, passed] of Object.entries(was.checks)) {
-      if (now.checks[name] !== passed) problems.push(`${key}: check ${name} ${passed} -> ${now.checks[name]}`);
+    for (const [name, status] of Object.entries(was.checks)) {
+      if (now.checks[name] !== status) problems.push(`${key}: check ${name} ${status} -> ${now.checks[name]}`);
     }
     for (const name of Object.keys(now.checks)) if (!(name in was.checks)) problems.push(`${key}: new check ${name}`);
-    const head = Math.abs(now.head_height_ratio / was.head_height_ratio - 1);
-    const eye = Math.abs(now.eye_line_ratio / was.eye_line_ratio - 1);
+    const change = (a: number | null, b: number | null): number => (a === null || b === null ? (a === b ? 0 : Infinity) : Math.abs(b / a - 1));
+    const head = change(was.head_height_ratio, now.head_height_ratio);
+    const eye = change(was.eye_line_ratio, now.eye_line_ratio);
     worstHead = Math.max(worstHead, head);
     worstEye = Math.max(worstEye, eye);
     if (head > tolerance) problems.push(`${key}: head ${was.head_height_ratio} -> ${now.head_height_ratio}`);

@@ -3,6 +3,7 @@
 // WebCrypto so they work in browsers too.
 import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, TRANSFORM_PARAMS } from '../imaging/params.js';
 import { assembleSignedUrl, signingQuery, signQueryWith, webCryptoHmacSha256, type HmacSha256 } from '../imaging/signing-core.js';
+import { notesFromHeaders, type RenderNoteValues } from '../storage/derivative-metadata.js';
 import { PictorApiError, PictorConfigError, PictorNetworkError } from './errors.js';
 import type {
   DeleteImagesResult,
@@ -204,8 +205,13 @@ export class PictorClient {
 
   /** `GET /image/{name}` with the key: the transformed image itself. */
   async fetchImage(src: string, params: ImageParams = {}, options: { name?: string; accept?: string } = {}): Promise<Blob> {
+    return (await this.fetchImageWithNotes(src, params, options)).blob;
+  }
+
+  /** As fetchImage, with what the render noted: the quality q=auto chose, remove_bg's `no-person`. */
+  async fetchImageWithNotes(src: string, params: ImageParams = {}, options: { name?: string; accept?: string } = {}): Promise<{ blob: Blob; notes: RenderNoteValues }> {
     const res = await this.send('GET', this.imageUrl(src, params, options.name), { headers: { Accept: options.accept ?? 'image/avif,image/webp,image/*;q=0.8' } });
-    return res.blob();
+    return { blob: await res.blob(), notes: notesFromHeaders(res.headers) };
   }
 
   /** `GET /generate/srcset`: server-signed srcset, sizes and default URL. */

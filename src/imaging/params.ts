@@ -11,11 +11,12 @@ import * as geometry from './operations/geometry.js';
 import * as watermark from './operations/watermark.js';
 import * as request from './operations/request.js';
 import * as privacy from './operations/privacy.js';
+import * as background from './operations/background.js';
 import { FORMAT_EXTENSION } from './formats.js';
 import { quantize, type ParamDefinition, type AnyParamHandler, type ParamValue, type PathSet, type PlanContext, type TransformPlan } from './transform-param.js';
 
 export * from './formats.js';
-export type { ParamDefinition, ParamValue, PathSet, Size, TransformPlan, WatermarkSource } from './transform-param.js';
+export type { ParamDefinition, ParamValue, PathSet, RenderNotes, Size, TransformPlan, WatermarkSource } from './transform-param.js';
 export { FIT_VALUES, GRAVITY_VALUES, COMPASS_GRAVITIES, type FitMode, type ResolvedFit, type Gravity, type CompassGravity } from './operations/size.js';
 export { FLIP_VALUES, parseCrop, type CropRect } from './operations/geometry.js';
 export { FORMAT_VALUES, AUTO_QUALITY_VARIANTS, searchesQuality, jpegBackground, type AutoQualityVariant } from './operations/output.js';
@@ -56,6 +57,7 @@ export const TRANSFORM_PARAMS = [
   request.v,
   privacy.blur_faces,
   privacy.pixelate_faces,
+  background.remove_bg,
 ] as const;
 
 type ParamEntry = (typeof TRANSFORM_PARAMS)[number];

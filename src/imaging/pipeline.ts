@@ -5,8 +5,9 @@ import { hasSrgbPrimaries } from './colour-profile.js';
 import { readJpegHeader } from './jpeg-header.js';
 import { detectFaces as detectFacesOf } from './preview.js';
 import { chooseQuality } from './auto-quality.js';
+import { cutOutPeople } from './background-removal.js';
 import { FORMAT_MIME, PIXEL_STEPS, jpegBackground, searchesQuality, type TransformPlan } from './params.js';
-import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, Size, Stage } from './transform-param.js';
+import type { ApplyContext, EncoderSettings, AnyParamHandler, RawPixels, RenderInputs, RenderNotes, Size, Stage } from './transform-param.js';
 
 export type { EncoderSettings, RenderInputs } from './transform-param.js';
 
@@ -22,8 +23,8 @@ export interface RenderedImage {
   width: number;
   height: number;
   contentType: string;
-  /** The quality q=auto chose (absent when the plan's number was used). */
-  quality?: number;
+  /** The quality q=auto chose (absent when the plan's number was used), and the steps' other notes. */
+  notes: RenderNotes;
 }
 
 /**
@@ -68,7 +69,7 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   let srgb = await isSrgbSource(input);
   let image: Sharp;
   let sourceSize: () => Promise<Size>;
-  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw, detectFaces };
+  const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw, detectFaces, cutOutPeople, notes: {} };
   const decode = stepsOf(plan, 'decode');
   const geometry = stepsOf(plan, 'geometry');
   if (decode.length + geometry.length > 0) {
@@ -100,7 +101,7 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   const { data, info } = await encode(image, settings);
   // An animated output reports the height of all frames stacked; its frame height is pageHeight.
   const height = plan.animated && info.pageHeight ? info.pageHeight : info.height;
-  return { buffer: data, width: info.width, height, contentType: FORMAT_MIME[plan.format] };
+  return { buffer: data, width: info.width, height, contentType: FORMAT_MIME[plan.format], notes: ctx.notes };
 }
 
 /** Runs the pipeline to bytes within the render deadline. */
@@ -123,12 +124,12 @@ async function encode(image: Sharp, settings: EncoderSettings): Promise<{ data: 
  */
 async function renderAutoQuality(image: Sharp, plan: TransformPlan, ctx: ApplyContext): Promise<RenderedImage> {
   const finished = await materialise(plan.format === 'jpeg' ? image.flatten({ background: jpegBackground(plan) }) : image);
-  const reference = await materialise(fromRaw(finished).ensureAlpha());
   const encodeAt = async (quality: number) => {
     const encoded = await encode(await run(fromRaw(finished), stepsOf(plan, 'encode'), { ...plan, quality }, ctx), ctx.settings);
-    const decoded = await materialise(sharp(encoded.data).ensureAlpha());
+    const decoded = await materialise(sharp(encoded.data));
     return { buffer: encoded.data, decoded };
   };
-  const chosen = await chooseQuality(plan.format as Exclude<TransformPlan['format'], 'png'>, plan.autoQuality!, reference, encodeAt);
-  return { buffer: chosen.encoded.buffer, width: finished.info.width, height: finished.info.height, contentType: FORMAT_MIME[plan.format], quality: chosen.quality };
+  const chosen = await chooseQuality(plan.format as Exclude<TransformPlan['format'], 'png'>, plan.autoQuality!, finished, encodeAt);
+  ctx.notes.quality = chosen.quality;
+  return { buffer: chosen.encoded.buffer, width: finished.info.width, height: finished.info.height, contentType: FORMAT_MIME[plan.format], notes: ctx.notes };
 }

@@ -5,6 +5,7 @@
 // front door, the client SDK and the dashboard load the same objects the worker renders with.
 import type { OutputInfo, Sharp, SharpOptions } from 'sharp';
 import type { NegotiationContext } from './formats.js';
+import type { RenderNoteValues } from '../storage/derivative-metadata.js';
 
 export type PathSet = 'A' | 'B';
 
@@ -119,7 +120,14 @@ export interface ApplyContext {
   fromRaw(raw: RawPixels): Sharp;
   /** Face boxes (0-1) of materialised pixels, by the worker's face detector (faces unknown at upload). */
   detectFaces(raw: RawPixels): Promise<{ x: number; y: number; w: number; h: number }[]>;
+  /** The pixels as RGBA with all but their people transparent, by the worker's segmenter; undefined: no person. */
+  cutOutPeople(raw: RawPixels): Promise<RawPixels | undefined>;
+  /** What the render tells besides its pixels (response headers, stored with the derivative); steps write it. */
+  notes: RenderNotes;
 }
+
+/** What a render tells besides its pixels: answered as response headers on a miss and on every hit (their one home: storage/derivative-metadata.ts). */
+export type RenderNotes = RenderNoteValues;
 
 /** How the value enters the plan and its part of the derivative key. */
 export interface PlanSteps<V> {

@@ -10,4 +10,13 @@ export interface ComplianceCheck {
   severity: 'error' | 'warning';
   /** What was found, in a sentence a person understands. */
   message: string;
+  /**
+   * 'borderline': the measure lies within `margin` of `limit`, so the decision could go either way
+   * (then `passed` is false and `severity` 'warning': look at it).
+   */
+  status: 'pass' | 'borderline' | 'fail';
+  /** The number decided on, the limit it was nearest and the borderline margin; null for a yes/no check. */
+  measure: number | null;
+  limit: number | null;
+  margin: number | null;
 }

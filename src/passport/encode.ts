@@ -36,3 +36,16 @@ export async function encodeWithinLimit(img: RawImage, spec: PassportSpec, sharp
   if (!last) throw new Error('no JPEG quality steps');
   return last; // still too large at the lowest quality: reported by the file_size check
 }
+
+/** The JPEG read back as a reader would: its pixels and size as decoded, and the DPI in its header. */
+export interface Encoded extends EncodedPhoto {
+  decoded: RawImage;
+  density: number | null;
+}
+
+export async function encodeAndReadBack(img: RawImage, spec: PassportSpec, sharpen: boolean): Promise<Encoded> {
+  const jpeg = await encodeWithinLimit(img, spec, sharpen);
+  const [{ data, info }, meta] = await Promise.all([sharp(jpeg.buffer).removeAlpha().raw().toBuffer({ resolveWithObject: true }), sharp(jpeg.buffer).metadata()]);
+  const decoded = { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 as const };
+  return { ...jpeg, decoded, density: meta.density ?? null };
+}

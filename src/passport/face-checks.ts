@@ -3,7 +3,6 @@
 // on the output (eye centres, mouth, nose) and sized by the eye distance d, so they scale with the
 // face. No extra model: the 478-point mesh of @mediapipe/face_mesh was tried through tasks-vision's
 // FaceLandmarker and gave landmarks unrelated to the face (docs/passport.md, "Decisions").
-import type { ExpressionRule } from './specs.js';
 import { luma, type RawImage } from '../vision/raw-image.js';
 import { type FaceKeypoints, type Point } from '../vision/face-frame.js';
 
@@ -155,20 +154,4 @@ export function measureFace(img: RawImage, k: FaceKeypoints): FaceMeasures {
     topBottomDiff: Math.abs(T - B) / Math.max(1, T, B),
     faceLuma,
   };
-}
-
-export function eyeVisible(e: EyeMeasure): boolean {
-  return e.contrast >= FACE_CHECKS.EYE_MIN_CONTRAST && e.lumaRatio >= FACE_CHECKS.EYE_MIN_LUMA_RATIO;
-}
-
-export function glassesFound(m: FaceMeasures): { frame: boolean; darkLenses: boolean } {
-  return {
-    frame: m.bridgeDip >= FACE_CHECKS.BRIDGE_MIN_DIP,
-    darkLenses: Math.max(m.eyes.right.lumaRatio, m.eyes.left.lumaRatio) < FACE_CHECKS.DARK_LENS_RATIO,
-  };
-}
-
-export function mouthAcceptable(m: FaceMeasures, rule: ExpressionRule): boolean {
-  if (m.mouthCavityShare > FACE_CHECKS.MAX_CAVITY_SHARE) return false;
-  return rule === 'neutral_or_smile' || m.mouthTeethShare <= FACE_CHECKS.MOUTH_CLOSED_MAX_TEETH_SHARE;
 }

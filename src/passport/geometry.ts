@@ -175,6 +175,22 @@ export function crownFromMask(face: FaceInFrame, mask: FrameMask | null): CrownE
   return { crownB, source: 'mask' };
 }
 
+/**
+ * The head measured on a produced photo alone (output pixels): the face found there from scratch,
+ * the crown = top of the photo's person mask in the face's column band (null when it cannot be
+ * measured: `crownProblem` says why), the chin from that face (faceInFrame).
+ */
+export interface PhotoGeometry {
+  crownY: number | null;
+  crownProblem: string | null;
+  eyeY: number;
+  chinY: number;
+  faceCenterX: number;
+  roll: number;
+  box: Box;
+  keypoints: FaceKeypoints;
+}
+
 export interface CropPlan {
   frame: FaceFrame;
   /** Output pixels per source pixel. */

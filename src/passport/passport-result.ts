@@ -41,22 +41,28 @@ export interface PassportResult {
   timings: Record<string, number>;
 }
 
+/**
+ * Measured on the produced photo alone (output pixels): null where it could not be measured there
+ * (no face found on it; the crown not found for the head height and crown_y).
+ */
 export interface PassportMeasurements {
-  /** Chin to crown over photo height, measured on the output. */
-  head_height_ratio: number;
-  /** Eye line above the bottom edge over photo height, measured on the output. */
-  eye_line_ratio: number;
-  head_height_px: number;
-  eye_line_px: number;
-  crown_y: number;
-  chin_y: number;
-  eye_y: number;
-  face_center_x: number;
-  horizontal_offset_ratio: number;
+  /** Chin to crown over photo height. */
+  head_height_ratio: number | null;
+  /** Eye line above the bottom edge over photo height. */
+  eye_line_ratio: number | null;
+  head_height_px: number | null;
+  eye_line_px: number | null;
+  crown_y: number | null;
+  chin_y: number | null;
+  eye_y: number | null;
+  face_center_x: number | null;
+  horizontal_offset_ratio: number | null;
   /** Eye-line tilt in the input, the rotation applied, and the tilt left on the output (degrees). */
   input_roll_degrees: number;
   rotation_applied_degrees: number;
-  output_roll_degrees: number;
+  output_roll_degrees: number | null;
+  /** Significant faces found on the produced photo. */
+  output_faces: number;
   /** Output pixels per source pixel. */
   scale: number;
   source_px_per_output_px: number;
@@ -68,8 +74,6 @@ export interface PassportMeasurements {
   chin_cut: boolean;
   /** Share of the silhouette's edge ring showing the old background (null when the background was kept). */
   halo_share: number | null;
-  /** 'output': detector re-run on the produced photo; 'plan': it did not find exactly one face there. */
-  measured_on: 'output' | 'plan';
   planned_head_height_ratio: number;
   planned_eye_line_ratio: number;
   outside_fill_share: number;

@@ -276,9 +276,8 @@ function gridCrops(grid: RefineGrid): GridCrop[] {
 /**
  * Another thread with its own detector (the detector thread) that takes the first `share` of a
  * grid's crops while this thread detects on the rest: the same model on the same pixels gives the
- * same faces, and the medians do not depend on which thread found which. What `run` is given
- * depends on where it is used (refineFace: the crops' own image; refineAroundSeed: its source).
- * A failed run is done here.
+ * same faces, and the medians do not depend on which thread found which. `run` is given the
+ * crops' own image. A failed run is done here.
  */
 export interface CropHelper {
   share: number;
@@ -290,37 +289,6 @@ export async function detectOnGrid(rgb: RawImage, seed: FaceSeed, crops: readonl
   const out: Array<DetectedFace | null> = [];
   for (const c of crops) out.push(await detectOnCrop(rgb, seed.centre, c.scale * seed.size, seed.rollDeg + c.angle));
   return out;
-}
-
-/** The image refineAroundSeed detects on (src or its refinement copy, RGB), the seed in its pixels, and the copy's scale (null: src itself). */
-async function seedView(src: RawImage, seed: FaceSeed): Promise<{ rgb: RawImage; seed: FaceSeed; scale: number | null }> {
-  const small = await refinementCopy(src, seed.size);
-  if (!small) return { rgb: src.channels === 3 ? src : dropAlpha(src), seed, scale: null };
-  const k = small.scale;
-  return { rgb: small.image, seed: { centre: { x: seed.centre.x * k, y: seed.centre.y * k }, size: seed.size * k, rollDeg: seed.rollDeg }, scale: k };
-}
-
-/** detectOnGrid on refineAroundSeed's image (src or its refinement copy), in that image's pixels: what a CropHelper of refineAroundSeed returns. */
-export async function detectAroundSeed(src: RawImage, seed: FaceSeed, crops: readonly GridCrop[]): Promise<Array<DetectedFace | null>> {
-  const view = await seedView(src, seed);
-  return detectOnGrid(view.rgb, view.seed, crops);
-}
-
-/**
- * The grid step of refineFace alone, around a face whose place is known (`src` pixels, RGB or
- * RGBA): null when no crop finds it. On the same copy scale as refineFace. A helper is given `src`
- * and `seed` and makes the same copy itself (detectAroundSeed), so it starts at once.
- */
-export async function refineAroundSeed(src: RawImage, seed: FaceSeed, grid: RefineGrid, helper?: CropHelper): Promise<DetectedFace | null> {
-  const view = seedView(src, seed);
-  view.catch(() => undefined); // awaited below
-  const found = await detectSharing(gridCrops(grid), helper, src, seed, async (crops) => {
-    const v = await view;
-    return detectOnGrid(v.rgb, v.seed, crops);
-  });
-  const r = medianFace(found);
-  const scale = (await view).scale;
-  return r && scale !== null ? scaleFace(r, scale, 0, 0) : r;
 }
 
 /** Detects on each grid crop around the seed (a helper's share elsewhere) and takes the per-coordinate medians; null when no crop finds the face. */
@@ -370,16 +338,28 @@ function medianFace(found: Array<DetectedFace | null>): DetectedFace | null {
  */
 export const OUTPUT_REFINE_GRID: RefineGrid = { scales: REFINE_SCALES, angles: [-4, 4] };
 
+/** The faces on a produced photo: how many significant ones, and the largest, refined (null: none). */
+export interface OutputFaces {
+  count: number;
+  face: DetectedFace | null;
+}
+
 /**
- * The face measured on a produced passport photo. With a seed (where the crop plan put the face
- * measured in the input: RGB or RGBA), the output refinement grid around it; without (RGBA), the
- * face is detected, and refined when it is the only significant face; null when not found.
+ * The face measured on a produced passport photo (RGBA) from scratch, knowing nothing of where it
+ * should be: detected on the whole photo, the significant faces (>= SIGNIFICANT_FACE_RATIO of the
+ * largest) counted, the largest refined on the output grid of crops around where it was found,
+ * upright (+-4 degrees: a photo is meant to be level; the keypoints measure its tilt); null when
+ * no crop finds it.
  */
-export async function measureOutputFace(img: RawImage, seed?: FaceSeed, helper?: CropHelper): Promise<DetectedFace | null> {
-  if (seed) return refineAroundSeed(img, seed, OUTPUT_REFINE_GRID, helper);
+export async function measureOutputFace(img: RawImage): Promise<OutputFaces> {
   const { faces } = await detectFaces(img);
-  const significant = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * (faces[0]?.box.height ?? 0));
-  return significant.length === 1 ? (await refineFace(img, significant[0], OUTPUT_REFINE_GRID)).face : null;
+  if (!faces.length) return { count: 0, face: null };
+  const count = faces.filter((f) => f.box.height >= SIGNIFICANT_FACE_RATIO * faces[0].box.height).length;
+  const small = await refinementCopy(img, sizeOf(faces[0]));
+  const near = small ? scaleFace(faces[0], 1 / small.scale, 0, 0) : faces[0];
+  const rgb = small?.image ?? dropAlpha(img);
+  const found = await gridMedian(rgb, { centre: centreOf(near), size: sizeOf(near), rollDeg: 0 }, OUTPUT_REFINE_GRID);
+  return { count, face: found && small ? scaleFace(found, small.scale, 0, 0) : found };
 }
 
 function dist2(b: Box, c: number): number {

@@ -132,6 +132,16 @@ describe('client SDK against the running service', function () {
       expect(client.imageUrl(hero.public_url, { w: 10, opt: true }, 'a/b.webp')).to.equal(`${svc.baseUrl}/image/a/b.webp?src=${encodeURIComponent(hero.public_url)}&w=10&opt=true`);
     });
 
+    it('fetchImageWithNotes() also answers what the render noted: q=auto\'s quality, remove_bg\'s no-person', async () => {
+      const auto = await client.fetchImageWithNotes(hero.public_url, { w: 200, f: 'jpeg', q: 'auto' });
+      expect(auto.blob.type).to.equal('image/jpeg');
+      expect(auto.notes.quality).to.be.within(10, 95);
+      expect(auto.notes.removeBg).to.equal(undefined);
+      expect((await client.fetchImageWithNotes(hero.public_url, { w: 200, f: 'jpeg' })).notes).to.deep.equal({});
+      // The hero is a synthetic picture without a face.
+      expect((await client.fetchImageWithNotes(hero.public_url, { w: 200, f: 'png', remove_bg: true })).notes).to.deep.equal({ removeBg: 'no-person' });
+    });
+
     it('publicImageUrl() addresses /cdn/{imageId} without a key', async () => {
       const res = await fetch(client.publicImageUrl(hero.imageId, { w: 100, f: 'jpeg' }));
       expect(res.status).to.equal(200);

@@ -211,6 +211,55 @@ describe('web dashboard in headless Chromium', function () {
     await shot(page, '05-playground');
   });
 
+  it('playground: q=auto and its variants, remove_bg, blur_faces and pixelate_faces each render a preview', async () => {
+    const portrait = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'portrait')!;
+    await page.selectOption('#pg-src', portrait.public_url);
+    await page.click('#pg-reset');
+    await page.selectOption('#pg-f', 'webp');
+    /** Waits until the preview shows the URL the controls now make, which must contain `pair`; answers the info line. */
+    const previewOf = async (pair: string): Promise<string> => {
+      await page.waitForFunction(
+        (p) => {
+          const url = (document.getElementById('pg-url') as HTMLInputElement).value;
+          const info = document.getElementById('pg-info')!.textContent ?? '';
+          return url.includes(p) && document.getElementById('pg-preview')!.dataset.url === url && /image\/webp · \d+×\d+/.test(info);
+        },
+        pair,
+        { timeout: 30_000 },
+      );
+      return (await page.textContent('#pg-info')) ?? '';
+    };
+    const chosen: Record<string, number> = {};
+    for (const word of ['auto', 'auto:best', 'auto:good', 'auto:eco']) {
+      await page.selectOption('#pg-q-word', word);
+      const info = await previewOf(`q=${encodeURIComponent(word)}`);
+      expect(info, word).to.match(/quality \d+ chosen/);
+      chosen[word] = Number(/quality (\d+) chosen/.exec(info)![1]);
+    }
+    expect(chosen['auto:eco']).to.be.below(chosen['auto:best']);
+    await page.selectOption('#pg-q-word', '');
+    expect(await previewOf('q=80')).to.not.match(/chosen/);
+    await page.uncheck('#pg-on-q');
+    await page.check('#pg-on-remove_bg');
+    expect(await previewOf('remove_bg=true')).to.not.match(/no person/);
+    // The same on a picture without a face: the plain image, and the playground says why.
+    const hero = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'e2e/hero')!;
+    await page.selectOption('#pg-src', hero.public_url);
+    await page.waitForFunction(() => /no person found/.test(document.getElementById('pg-info')!.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.selectOption('#pg-src', portrait.public_url);
+    await page.uncheck('#pg-on-remove_bg');
+    await page.fill('#pg-blur_faces-value', '12');
+    await previewOf('blur_faces=12');
+    await page.uncheck('#pg-on-blur_faces');
+    await page.fill('#pg-pixelate_faces-value', '10');
+    await previewOf('pixelate_faces=10');
+    // Reset puts every control back, q's word and the free-form text fields included.
+    await page.selectOption('#pg-q-word', 'auto:best');
+    await page.fill('#pg-crop', '1,2,30,40');
+    await page.click('#pg-reset');
+    expect([await page.inputValue('#pg-q-word'), await page.inputValue('#pg-crop'), await page.isChecked('#pg-on-pixelate_faces')]).to.deep.equal(['', '', false]);
+  });
+
   it('srcset: generates the markup and loads every candidate and the responsive image', async () => {
     await section(page, 'srcset');
     const hero = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'e2e/hero')!;
@@ -292,6 +341,7 @@ describe('web dashboard in headless Chromium', function () {
     await page.setInputFiles('#pp-file', PORTRAIT);
     await page.selectOption('#pp-country', 'usa');
     await page.check('#pp-sheet');
+    const answer = page.waitForResponse((r) => r.url().includes('/passport-photo/demo/process') && r.request().method() === 'POST', { timeout: 40_000 });
     await page.click('#pp-submit');
     await page.waitForSelector('#pp-result:not([hidden])', { timeout: 40_000 });
     const result = await page.evaluate(() => {
@@ -322,6 +372,35 @@ describe('web dashboard in headless Chromium', function () {
     // The officer's checks are shown with the rest.
     expect(result.checks.map((c) => c[0])).to.include.members(['head_in_frame', 'eyes_visible', 'glasses', 'expression', 'face_lighting', 'headwear']);
     expect(result.warnings).to.be.greaterThan(0);
+    // What needs a look (Grace Hopper wears glasses: usa fails it), each with its message; the lines
+    // measured on the photo drawn over it where the answer's measurements put them, with the bands.
+    const json = (await (await answer).json()) as { measurements: Record<string, number>; checks: Array<{ name: string; status: string; message: string }> };
+    const look = await page.evaluate(() => {
+      const img = document.getElementById('pp-photo')!.getBoundingClientRect();
+      const at = (cls: string): number | null => {
+        const l = document.querySelector(`#pp-lines line.${cls}`);
+        if (!l) return null;
+        const r = l.getBoundingClientRect();
+        return (r.top + r.height / 2 - img.top) / img.height;
+      };
+      return {
+        issues: Array.from(document.querySelectorAll('#pp-issues li')).map((li) => [(li as HTMLElement).dataset.check, (li as HTMLElement).dataset.status, li.textContent]),
+        lines: { eye: at('line-eye'), crown: at('line-crown'), chin: at('line-chin') },
+        bands: Array.from(document.querySelectorAll('#pp-lines rect')).map((r) => r.getAttribute('class')),
+        legend: document.getElementById('pp-lines-legend')!.textContent,
+      };
+    });
+    const notPassing = json.checks.filter((c) => c.status !== 'pass');
+    expect(look.issues.map((i) => i[0])).to.deep.equal(notPassing.map((c) => c.name));
+    const glasses = look.issues.find((i) => i[0] === 'glasses')!;
+    expect(glasses[1]).to.equal('fail');
+    expect(glasses[2]).to.contain(json.checks.find((c) => c.name === 'glasses')!.message);
+    const m = json.measurements;
+    expect(look.lines.eye).to.be.closeTo(m.eye_y / 600, 0.01);
+    expect(look.lines.crown).to.be.closeTo(m.crown_y / 600, 0.01);
+    expect(look.lines.chin).to.be.closeTo(m.chin_y / 600, 0.01);
+    expect(look.bands).to.include.members(['band-eye', 'band-chin', 'band-centre']);
+    expect(look.legend).to.match(/crown y \d+, eyes y \d+, chin y \d+/);
     await shot(page, '09-passport-upload');
     // The country list follows GET /passport-photo/specs (every record, by its name).
     const options = await page.evaluate(() => Array.from(document.querySelectorAll('#pp-country option')).map((o) => (o as HTMLOptionElement).value));

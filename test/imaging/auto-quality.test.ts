@@ -1,14 +1,16 @@
 // q=auto (src/imaging/auto-quality.ts through the real pipeline) on the corpus photos and
 // portraits, WebP and JPEG at width 1200. SSIM is measured here by the test's own implementation
-// (8×8 non-overlapping blocks on BT.601 luma, written below, not ssim.js) on pixels the test
+// (8×8 non-overlapping blocks on BT.601 luma, written below, not the service's) on pixels the test
 // decodes itself, against the same plan rendered losslessly (PNG: the resize without encoding).
+// The service's own measure is checked against ssim.js, the library it computes the same SSIM as.
 // The byte comparison is against the single fixed quality that brings every image to the auto
 // outputs' worst-case SSIM: the one number a careful user would otherwise have to pick for all.
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import sharp from 'sharp';
-import { AUTO_QUALITY_TARGETS, MAX_ENCODES, chooseQuality, lumaSsim } from '../../src/imaging/auto-quality.js';
+import sharp, { type Sharp } from 'sharp';
+import { ssim } from 'ssim.js';
+import { AUTO_QUALITY_TARGETS, MAX_ENCODES, chooseQuality, lumaReference, lumaSsim } from '../../src/imaging/auto-quality.js';
 import { resolvePlan, type AutoQualityVariant, type OutputFormat, type TransformRequest } from '../../src/imaging/params.js';
 import { renderDerivative } from '../../src/imaging/pipeline.js';
 
@@ -72,6 +74,25 @@ describe('q=auto', function () {
     expect(plan({ w: 1200, f: 'webp', q: 70 }).autoQuality).to.equal(undefined);
   });
 
+  it('lumaSsim is ssim.js\'s 8×8-block SSIM (Bezkrovny), on grey pixels where both read the same luma', async function () {
+    // ssim.js rounds luma to integers; on grey pixels (r = g = b) both read the grey value itself.
+    const grey = async (image: Sharp) => {
+      const { data, info } = await image.greyscale().toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+      const rgba = Buffer.alloc(info.width * info.height * 4, 255);
+      for (let i = 0; i < data.length; i++) rgba.fill(data[i], i * 4, i * 4 + 3);
+      return { data: rgba, info: { ...info, channels: 4 as const } };
+    };
+    // 601×451: partial blocks at the right and bottom edges.
+    const reference = await grey(sharp(readFileSync(join(CORPUS, 'photos/Retina.jpg'))).resize(601, 451, { fit: 'fill' }));
+    const luma = lumaReference(reference);
+    const asImage = (raw: typeof reference) => ({ data: new Uint8ClampedArray(raw.data), width: raw.info.width, height: raw.info.height });
+    for (const quality of [10, 40, 80]) {
+      const decoded = await grey(sharp(await sharp(reference.data, { raw: reference.info }).jpeg({ quality }).toBuffer()));
+      const theirs = ssim(asImage(reference), asImage(decoded), { ssim: 'bezkrovny', windowSize: 8, downsample: false }).mssim;
+      expect(lumaSsim(luma, decoded), `q=${quality}`).to.be.closeTo(theirs, 1e-6);
+    }
+  });
+
   it('chooseQuality encodes at most four times and answers the lowest probed quality that met the target', async function () {
     const reference = await sharp(readFileSync(join(CORPUS, 'photos/Coffee.jpg'))).resize(400).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const probes: { quality: number; ssim: number }[] = [];
@@ -106,9 +127,9 @@ describe('q=auto', function () {
         const reference = { data: ref.data, width: ref.info.width, height: ref.info.height };
         const refLuma = await luma(reference);
         const ssim = blockSsim(refLuma, await luma(out.buffer));
-        expect(out.quality, name).to.be.a('number');
-        expect(ssim, `${name} at q=${out.quality}`).to.be.at.least(AUTO_QUALITY_TARGETS[variant]);
-        rows.push({ name, quality: out.quality!, bytes: out.buffer.length, ssim, reference, refLuma });
+        expect(out.notes.quality, name).to.be.a('number');
+        expect(ssim, `${name} at q=${out.notes.quality}`).to.be.at.least(AUTO_QUALITY_TARGETS[variant]);
+        rows.push({ name, quality: out.notes.quality!, bytes: out.buffer.length, ssim, reference, refLuma });
       }
       expect(new Set(rows.map((r) => r.quality)).size, 'chosen qualities').to.be.above(1);
       const worst = Math.min(...rows.map((r) => r.ssim));

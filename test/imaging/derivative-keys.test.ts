@@ -51,6 +51,8 @@ const ROWS: Row[] = [
   ["B", "w=300&q=auto:best&opt=true", "", {}, "u1/images/cat.jpg&v=v1&w=300&q=auto:best&f=jpeg&opt=1.jpg", "u3N0KJj-uNvnwt7QNu5XIwIaJ6Njy3wsVnzMpL2f7Ks"],
   ["B", "w=300&blur_faces=10.2&f=jpeg", "", {}, "u1/images/cat.jpg&v=v1&w=300&q=80&f=jpeg&blur_faces=10.jpg", "fr2TRQIUPW_shsyIFW-AxTrPPma9OaLOlBzhJNiq6U4"],
   ["B", "w=300&pixelate_faces=12&q=auto&f=webp", "", {}, "u1/images/cat.jpg&v=v1&w=300&q=auto:good&f=webp&pixelate_faces=12.webp", "SiB-WjfeNQrv1sXUDflc4dic-5OT8Rf6HX3_1Si7JFs"],
+  ["B", "w=300&remove_bg=true&f=png", "", {}, "u1/images/cat.jpg&v=v1&w=300&q=80&f=png&remove_bg=1.png", "vcrV0NJ8aPUt7Bx5z37VRfjzVsh141CTK2d3hHkxO2Q"],
+  ["A", "w=300&remove_bg=true&q=auto&f=jpeg", "", {}, "u1/images/cat.jpg&v=v1&w=300&q=auto:good&f=jpeg&remove_bg=1.jpg", "HGUZljgEZOk8-vBH14hKeLush4r4cE5Ii4LW5gl0RU0"],
   ["B", "w=4200&h=4200&q=100&f=jpg", "", {}, "u1/images/cat.jpg&v=v1&w=4200&h=4200&fit=contain&q=100&f=jpeg.jpg", "C4OwcSg0G9hYEzCAqD1BOHPGx1Ksxu6_J8gZrR5aD6E"],
 ];
 

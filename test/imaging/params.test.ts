@@ -9,6 +9,7 @@ const EVERYTHING: TransformRequest = {
   w: 300, h: 200, fit: 'cover', q: 70, f: 'webp', blur: 2, sharp: 3, bri: 10, con: 20, sat: 30, hue: 40, gamma: 1.8, opt: false,
   dpr: 2, gravity: 'focal', fx: 0.25, fy: 0.75, crop: '1,2,30,40', rot: 90, flip: 'hv', trim: 5, bg: 'AABBCC', pad: 3, grayscale: true,
   wm: '0123456789abcdef01234567', wm_gravity: 'north', wm_opacity: 30, wm_scale: 0.5, blur_faces: 8, pixelate_faces: 6,
+  remove_bg: true,
 };
 const NEGOTIATION = { accept: '', sourceFormat: 'jpeg' as const, preferWebpWhenUnsure: false };
 const MARK = { imageId: '0123456789abcdef01234567', sourceKey: 'u/images/logo.png', version: 'v2' };
@@ -35,7 +36,7 @@ describe('transform parameter registry', () => {
 
   it('each parameter left out leaves every other pair as it was', () => {
     const full = canonicalPairs(resolvePlan('B', EVERYTHING, NEGOTIATION, { watermark: MARK }).plan);
-    for (const name of ['blur', 'sharp', 'bri', 'con', 'sat', 'hue', 'gamma', 'crop', 'rot', 'flip', 'trim', 'bg', 'pad', 'grayscale', 'blur_faces', 'pixelate_faces'] as const) {
+    for (const name of ['blur', 'sharp', 'bri', 'con', 'sat', 'hue', 'gamma', 'crop', 'rot', 'flip', 'trim', 'bg', 'pad', 'grayscale', 'blur_faces', 'pixelate_faces', 'remove_bg'] as const) {
       const without: TransformRequest = { ...EVERYTHING };
       delete without[name];
       const pairs = canonicalPairs(resolvePlan('B', without, NEGOTIATION, { watermark: MARK }).plan);

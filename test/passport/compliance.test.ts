@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
+import { decide } from '../../src/passport/compliance.js';
 import { encodeWithinLimit, JPEG_QUALITY_STEPS } from '../../src/passport/encode.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { PASSPORT_SPECS } from '../../src/passport/specs.js';
@@ -22,12 +23,23 @@ const REQUIRED = [
 describe('compliance report', function () {
   this.timeout(120_000);
 
+  it('decides with margins: borderline when one measure moved by its margin could change the decision', () => {
+    const max = (value: number, limit = 0.16, margin = 0.04) => ({ value, limit, margin, atLeast: false });
+    const min = (value: number, limit = 0.55, margin = 0.05) => ({ value, limit, margin, atLeast: true });
+    expect(decide([max(0.05), min(0.9)]).status).to.equal('pass');
+    expect(decide([max(0.13), min(0.9)]).status, 'passing, near its limit').to.equal('borderline');
+    expect(decide([max(0.19), min(0.9)]).status, 'failing, near its limit').to.equal('borderline');
+    expect(decide([max(0.25), min(0.9)]).status).to.equal('fail');
+    expect(decide([max(0.19), min(0.3)]).status, 'one failure is far from its limit').to.equal('fail');
+    expect(decide([max(0.13), min(0.58)]).closest.limit, 'the closest call is reported').to.equal(0.55);
+  });
+
   it('has the required checks as {name, passed, value, expected}; a clean corpus photo passes the geometry', async () => {
     const r = await processed(PORTRAITS[1], { country: 'india' });
     const names = r.checks.map((c) => c.name);
     for (const n of REQUIRED) expect(names, n).to.include(n);
     for (const c of r.checks) {
-      expect(c).to.have.all.keys('name', 'passed', 'value', 'expected', 'severity', 'message');
+      expect(c).to.have.all.keys('name', 'passed', 'status', 'value', 'expected', 'severity', 'message', 'measure', 'limit', 'margin');
       expect(c.message).to.be.a('string').and.not.equal('');
       expect(c.passed).to.be.a('boolean');
       expect(c.expected).to.be.a('string').and.not.equal('');
@@ -36,7 +48,7 @@ describe('compliance report', function () {
     for (const n of ['single_face', 'head_height', 'eye_line', 'horizontal_centering', 'head_roll', 'background_uniformity', 'background_color', 'exposure', 'sharpness', 'file_size', 'dimensions']) {
       expect(passed(n), n).to.equal(true);
     }
-    expect(r.measurements.measured_on).to.equal('output');
+    expect(r.measurements.output_faces).to.equal(1);
     // india has no edited-photo advisory
     expect(r.warnings.join(' ')).to.not.match(/travel\.state\.gov/);
   });

@@ -189,7 +189,7 @@ describe('passport decode of large JPEGs', function () {
     const [a, b] = await Promise.all([measureFace(r.photo.buffer), measureFace(small.photo.buffer)]);
     expect(a.eyeY).to.be.closeTo(b.eyeY, 0.01 * r.photo.height);
     expect(a.centerX).to.be.closeTo(b.centerX, 0.01 * r.photo.width);
-    expect(r.measurements.head_height_ratio).to.be.closeTo(small.measurements.head_height_ratio, 0.01);
+    expect(r.measurements.head_height_ratio).to.be.closeTo(small.measurements.head_height_ratio!, 0.01);
     const geometry = ['single_face', 'head_in_frame', 'head_height', 'eye_line', 'horizontal_centering', 'head_roll'];
     const outcome = (x: typeof r): Array<[string, boolean]> => x.checks.filter((c) => geometry.includes(c.name)).map((c) => [c.name, c.passed]);
     expect(outcome(r)).to.have.length(geometry.length);
@@ -216,8 +216,8 @@ describe('passport decode of large JPEGs', function () {
       const r = await processPassportPhoto(bytes, { country: 'usa' });
       expect(r.measurements.decode_shrink, name).to.be.above(4);
       expect(outcome(r), name).to.deep.equal(outcome(reference));
-      expect(r.measurements.head_height_ratio, name).to.be.closeTo(reference.measurements.head_height_ratio, 0.01);
-      expect(r.measurements.eye_line_ratio, name).to.be.closeTo(reference.measurements.eye_line_ratio, 0.01);
+      expect(r.measurements.head_height_ratio, name).to.be.closeTo(reference.measurements.head_height_ratio!, 0.01);
+      expect(r.measurements.eye_line_ratio, name).to.be.closeTo(reference.measurements.eye_line_ratio!, 0.01);
       const pixels = await sharp(r.photo.buffer).removeAlpha().raw().toBuffer();
       expect(pixels.length, name).to.equal(refPixels.length);
       let squared = 0;

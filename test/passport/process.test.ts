@@ -275,7 +275,7 @@ describe('processPassportPhoto', function () {
       const r = await processPassportPhoto(canvas, { country: 'usa', faceBox, enhance: false });
       expect(r.face.detector).to.equal('manual');
       expect(r.face.box.x).to.be.closeTo(faceBox.x, 1e-9);
-      expect(r.checks.find((c) => c.name === 'single_face')?.value).to.equal('manual');
+      expect(r.checks.find((c) => c.name === 'single_face')?.value, 'faces on the photo').to.equal(1);
       const img = await decodeRgb(r.photo.buffer);
       const out = await measureFace(r.photo.buffer);
       const b = out.face.box;
@@ -284,7 +284,7 @@ describe('processPassportPhoto', function () {
       expect(Math.abs(out.centerX / img.width - 0.5)).to.be.below(0.05);
     });
 
-    it('is used when nothing is detected (landscape photo): no error, geometry from the box, warnings', async () => {
+    it('is used when nothing is detected (landscape photo): no error, warnings, and the checks that cannot measure it fail', async () => {
       const photo = readCorpus(path.join(PHOTOS_DIR, readdirSync(PHOTOS_DIR).filter((f) => f.endsWith('.jpg')).sort()[0]));
       const faceBox = { x: 0.45, y: 0.4, width: 0.08, height: 0.12 };
       const r = await processPassportPhoto(photo, { country: 'india_visa', faceBox, removeBackground: false });
@@ -293,6 +293,10 @@ describe('processPassportPhoto', function () {
       expect(r.face.confidence).to.equal(null);
       expect(r.measurements.rotation_applied_degrees).to.equal(0);
       expect(r.warnings.join(' ')).to.match(/Manual face box/);
+      // No face on the photo and no head in the mask: the measures say so instead of passing.
+      const status = (n: string): string | undefined => r.checks.find((c) => c.name === n)?.status;
+      expect([status('single_face'), status('head_height'), status('headwear')]).to.deep.equal(['fail', 'fail', 'fail']);
+      expect(r.checks.find((c) => c.name === 'headwear')?.message).to.match(/could not be checked/);
     });
   });
 

@@ -7,7 +7,7 @@ import { ServiceError } from '../../src/errors.js';
 import { RenderTimeoutError, renderDerivative } from '../../src/imaging/pipeline.js';
 import { classifyRenderFailure } from '../../src/imaging/render-failure.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-contract.js';
-import { qualityMetadata } from '../../src/storage/derivative-metadata.js';
+import { notesMetadata } from '../../src/storage/derivative-metadata.js';
 import { readIfPresent } from '../../src/storage/storage.js';
 import { encoderSettings, type ProcessorContext } from './processor-context.js';
 
@@ -40,7 +40,7 @@ export function transformProcessor(ctx: ProcessorContext) {
       contentType: rendered.contentType,
       cacheControl: 'public, max-age=31536000, immutable',
       durable: false,
-      ...(rendered.quality !== undefined ? { metadata: qualityMetadata(rendered.quality) } : {}),
+      metadata: notesMetadata(rendered.notes),
     });
     ctx.derivatives.add({
       key: data.derivativeKey,
@@ -50,7 +50,7 @@ export function transformProcessor(ctx: ProcessorContext) {
       bytes: rendered.buffer.length,
       contentType: rendered.contentType,
       origin: data.origin,
-      quality: rendered.quality,
+      quality: rendered.notes.quality,
     });
     return {
       key: data.derivativeKey,

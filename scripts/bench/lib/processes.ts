@@ -5,7 +5,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FromLoadgen, LoadResult, LoadSpec } from './protocol.js';
-import { childPids, cmdline, cpuMs, environOf, freePort, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './procs.js';
+import { childPids, cmdline, cpuMs, environOf, freePort, loadAverage, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './procs.js';
 import { rows, sayRow, type Row } from './report.js';
 import { SEED, WORKERS, benchDir, distRoot, logFile, tmp } from './settings.js';
 
@@ -34,11 +34,12 @@ export interface Helper {
 const running: ChildProcess[] = [];
 
 function serviceProcs(startPid: number): { procs: Proc[]; workers: number[] } {
-  const procs: Proc[] = [{ name: 'svc-start+catalog', pid: startPid }];
+  const procs: Proc[] = [{ name: 'svc-start', pid: startPid }];
   const workers: number[] = [];
   for (const pid of childPids(startPid)) {
     const cmd = cmdline(pid);
     if (cmd.includes('redis-server')) procs.push({ name: 'svc-redis', pid });
+    else if (cmd.includes('catalog-process.js')) procs.push({ name: 'svc-catalog', pid });
     else if (cmd.includes('src/web/server.js')) {
       // With FRONT_DOOR_PROCESSES > 1 this is the cluster primary; its children serve requests.
       const children = childPids(pid);
@@ -150,6 +151,9 @@ export function load(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
+/** The load generator's CPU share (cores) from which its own cost, not the target's, may set the rate. */
+export const LOADGEN_SATURATED = 0.9;
+
 /** One measurement: waits until `procs` are idle, runs the load, records a row with their CPU and peak RSS. */
 export async function measure(scenario: string, target: string, procs: Proc[], spec: LoadSpec, note?: string): Promise<{ row: Row; result: LoadResult }> {
   await quiesce(procs.map((p) => p.pid));
@@ -176,9 +180,12 @@ export async function measure(scenario: string, target: string, procs: Proc[], s
     peakRss: peaks,
     cpuPerRequest,
     cpuMsPerRequest,
+    loadgenCpu: result.loadgenCpuShare,
+    load1: loadAverage(),
     note,
   };
-  if (row.failed > 0) row.note = `${note ? note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
+  if (row.loadgenCpu >= LOADGEN_SATURATED) row.note = `${row.note ? row.note + '; ' : ''}the load generator used ${row.loadgenCpu.toFixed(2)} core: it may be the limit`;
+  if (row.failed > 0) row.note = `${row.note ? row.note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
   rows.push(row);
   sayRow(row);
   return { row, result };

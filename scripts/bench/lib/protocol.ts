@@ -36,6 +36,8 @@ export interface LoadResult {
   pathsUsed: number;
   /** First non-2xx status codes seen (diagnostics). */
   statusSamples: number[];
+  /** The load generator's own CPU per second of the run (1 = one core busy: it may be the limit). */
+  loadgenCpuShare: number;
 }
 
 export type ToLoadgen = { type: 'run'; id: number; spec: LoadSpec } | { type: 'exit' };

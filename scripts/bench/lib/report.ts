@@ -20,6 +20,10 @@ export interface Row {
   /** CPU time used per successful request by each process of the target (ms), and their sum. */
   cpuPerRequest: Record<string, number>;
   cpuMsPerRequest: number;
+  /** The load generator's CPU per second of the run (cores); near 1 it, not the target, is the limit. */
+  loadgenCpu: number;
+  /** 1-minute load average as the measurement ended (other users of the machine show here). */
+  load1: number;
   note?: string;
 }
 
@@ -60,7 +64,7 @@ export function sayRow(row: Row) {
     .map(([k, v]) => `${k.replace('svc-', '')} ${fmt(v, 2)}`)
     .join(', ');
   say(
-    `  ${pad(row.scenario, 22)} ${pad(row.target, 24)} c=${pad(String(row.concurrency), 3)} ${fmt(row.rps, 1).padStart(9)} req/s  p50 ${fmt(row.p50, 1).padStart(7)} ms  p95 ${fmt(row.p95, 1).padStart(7)}  p99 ${fmt(row.p99, 1).padStart(7)}  cpu ${fmt(row.cpuMsPerRequest, 2).padStart(6)} ms/req (${cpu})${row.failed ? `  FAILED ${row.failed}` : ''}`,
+    `  ${pad(row.scenario, 22)} ${pad(row.target, 24)} c=${pad(String(row.concurrency), 3)} ${fmt(row.rps, 1).padStart(9)} req/s  p50 ${fmt(row.p50, 1).padStart(7)} ms  p95 ${fmt(row.p95, 1).padStart(7)}  p99 ${fmt(row.p99, 1).padStart(7)}  cpu ${fmt(row.cpuMsPerRequest, 2).padStart(6)} ms/req (${cpu})  loadgen ${fmt(row.loadgenCpu, 2)} core  load ${fmt(row.load1, 2)}${row.failed ? `  FAILED ${row.failed}` : ''}${row.note ? `  (${row.note})` : ''}`,
   );
 }
 
@@ -68,7 +72,7 @@ export function sayRow(row: Row) {
 export function printResults(durationSec: number, finalPeaks: Record<string, number | null>, loadAtEnd: number): number {
   say('\n' + '='.repeat(120));
   say(`Results (${durationSec} s per measurement; latency over 2xx responses; peak RSS = VmHWM during the measurement)`);
-  const header = ['scenario', 'target', 'c', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'fail', 'CPU ms/req', 'peak RSS'];
+  const header = ['scenario', 'target', 'c', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'fail', 'CPU ms/req', 'loadgen cores', 'load', 'peak RSS'];
   const table = rows.map((r) => [
     r.scenario,
     r.target,
@@ -79,12 +83,14 @@ export function printResults(durationSec: number, finalPeaks: Record<string, num
     fmt(r.p99, 1),
     String(r.failed),
     fmt(r.cpuMsPerRequest, 2),
+    fmt(r.loadgenCpu, 2),
+    fmt(r.load1, 2),
     Object.entries(r.peakRss)
       .map(([k, v]) => `${k.replace('svc-', '')} ${mb(v)}`)
       .join(', '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const numeric = (i: number) => i >= 2 && i <= 8;
+  const numeric = (i: number) => i >= 2 && i <= 10;
   const line = (cells: string[]) => '| ' + cells.map((c, i) => (numeric(i) ? c.padStart(widths[i]) : pad(c, widths[i]))).join(' | ') + ' |';
   say(line(header));
   say('|' + widths.map((w, i) => (numeric(i) ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|');

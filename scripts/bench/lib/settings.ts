@@ -3,7 +3,8 @@
 //   --only=miss,hit,…        scenarios (as BENCH_ONLY)
 // env: BENCH_DURATION (s per measurement, default 5), BENCH_SOAK_JOBS (2000), BENCH_WORKERS (1),
 //      BENCH_ONLY (comma list of scenarios: miss,hit,upload,avif,srcset,soak), BENCH_KEEP=1 keeps the temp dir,
-//      BENCH_MISS_CONCURRENCY (1,4,16), BENCH_MISS_FORMATS (webp,jpeg), BENCH_PHOTOS, BENCH_NEXT=0 leaves Next.js out.
+//      BENCH_MISS_CONCURRENCY (1,4,16), BENCH_MISS_FORMATS (webp,jpeg), BENCH_PHOTOS, BENCH_NEXT=0 leaves Next.js out,
+//      BENCH_HIT_ROUNDS (3).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +39,8 @@ export const MISS_CONCURRENCY = (process.env.BENCH_MISS_CONCURRENCY ?? '1,4,16')
 export const MISS_FORMATS = (process.env.BENCH_MISS_FORMATS ?? (quick ? 'webp' : 'webp,jpeg')).split(',');
 /** As in the comparison that set the hit targets: 32 connections on one derivative. */
 export const HIT_CONCURRENCY = 32;
+/** Hit measurements alternate between the targets this many times (the machine's load drifts). */
+export const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 3);
 export const UPLOAD_CONCURRENCY = [1, 8];
 export const SRCSET_CONCURRENCY = 16;
 export const QUALITY = 80;

@@ -1,7 +1,7 @@
 // Scenario 6, soak: a fresh service per allocator; unique mixed transforms; the worker's RSS after
 // the first SOAK_FIRST and after all SOAK_JOBS.
 import { uploadOriginals } from './fixtures.js';
-import { currentRss, peakRss, sleep, stopProcess } from './procs.js';
+import { currentRss, loadAverage, peakRss, sleep, stopProcess } from './procs.js';
 import { load, startService } from './processes.js';
 import { extra, fmt, mb, notes, pad, ratio, ratios, rows, type Row } from './report.js';
 import { BUDGET_MS, KEY, SOAK_FIRST, SOAK_JOBS, say, startedAt } from './settings.js';
@@ -59,6 +59,8 @@ export async function soakScenario(): Promise<void> {
       peakRss: { 'svc-worker1': hwm },
       cpuPerRequest: {},
       cpuMsPerRequest: NaN,
+      loadgenCpu: Math.max(r1.loadgenCpuShare, r2.loadgenCpuShare),
+      load1: loadAverage(),
       note: `worker RSS: start ${mb(rss0)}, after ${SOAK_FIRST} ${mb(rssFirst)}, after ${SOAK_JOBS} ${mb(rssEnd)}`,
     };
     rows.push(row);

@@ -125,7 +125,7 @@ async function refresh(): Promise<void> {
   setStatus(info, 'Rendering…');
   preview.setAttribute('aria-busy', 'true');
   try {
-    const blob = await client.fetchImage(src, params, { name: 'preview' });
+    const { blob, notes } = await client.fetchImageWithNotes(src, params, { name: 'preview' });
     if (mine !== sequence) return;
     const next = URL.createObjectURL(blob);
     await new Promise<void>((resolve, reject) => {
@@ -137,7 +137,9 @@ async function refresh(): Promise<void> {
     objectUrl = next;
     if (mine !== sequence) return;
     preview.dataset.url = url;
-    setStatus(info, `${blob.type || 'image'} · ${preview.naturalWidth}×${preview.naturalHeight} px · ${formatBytes(blob.size)}`, 'ok');
+    // What the render chose or found: q=auto's quality, remove_bg without a person.
+    const noted = [...(notes.quality !== undefined ? [`quality ${notes.quality} chosen`] : []), ...(notes.removeBg === 'no-person' ? ['no person found'] : [])];
+    setStatus(info, [`${blob.type || 'image'}`, `${preview.naturalWidth}×${preview.naturalHeight} px`, formatBytes(blob.size), ...noted].join(' · '), 'ok');
   } catch (err) {
     if (mine === sequence) setStatus(info, errorText(err), 'error');
   } finally {
@@ -160,9 +162,11 @@ export const playgroundPanel: Panel = {
       for (const p of PARAMS) {
         $<HTMLInputElement>(`pg-on-${p.name}`).checked = APPLIED_AT_START.has(p.name);
         if (p.enum) $<HTMLSelectElement>(`pg-${p.name}`).value = String(p.defaultB ?? p.defaultA ?? p.enum[0]);
+        else if (p.type === 'string') $<HTMLInputElement>(`pg-${p.name}`).value = '';
         else if (p.type !== 'boolean') {
           $<HTMLInputElement>(`pg-${p.name}`).value = startValue(p);
           $<HTMLInputElement>(`pg-${p.name}-value`).value = startValue(p);
+          if (p.keywords) $<HTMLSelectElement>(`pg-${p.name}-word`).value = '';
         }
       }
       schedule();

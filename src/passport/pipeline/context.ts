@@ -1,14 +1,14 @@
 // The pipeline's typed context: each stage takes the context the previous one returned and adds
 // what it found, so a stage can read only what has been computed before it.
-import type { DetectedFace, DetectorModel, FaceSeed } from '../../vision/face-detector.js';
+import type { DetectedFace, DetectorModel } from '../../vision/face-detector.js';
 import type { FaceFrame, Box, FaceKeypoints } from '../../vision/face-frame.js';
 import type { RawImage, Rgb } from '../../vision/raw-image.js';
 import type { PhotoRender } from '../edge-bands.js';
-import type { EncodedPhoto } from '../encode.js';
+import type { Encoded } from '../encode.js';
 import type { EnhanceParams, Region } from '../enhance.js';
 import type { FaceMeasures } from '../face-checks.js';
 import type { NormalizedBox } from '../face-box.js';
-import type { CropPlan, FaceInFrame, FrameMask } from '../geometry.js';
+import type { CropPlan, FaceInFrame, FrameMask, PhotoGeometry } from '../geometry.js';
 import type { HaloMeasure } from '../halo.js';
 import type { HeadwearMeasure, HeadInFrame } from '../head-extent.js';
 import type { DecodedInput } from '../image.js';
@@ -111,33 +111,15 @@ export interface Enhanced extends Rendered {
   luts: ChannelLuts;
 }
 
-export interface Encoded extends EncodedPhoto {
-  /** The JPEG decoded again, for the pixel checks. */
-  decoded: RawImage;
-}
-
 export interface Composited extends Enhanced {
   photo: RawImage;
-  outSeed: FaceSeed | undefined;
-  /** Under way while the halo is measured: the face found on the photo and the JPEG. */
-  outFace: Promise<DetectedFace | null>;
-  encoding: Promise<Encoded>;
 }
 
-/** Where the face is on the produced photo, in output pixels. */
-export interface OutputFace {
-  measuredOn: 'output' | 'plan';
-  eyeY: number;
-  chinY: number;
-  faceCenterX: number;
-  roll: number;
-  region: Region;
-  keypoints: FaceKeypoints | null;
-}
-
+/** The photo measured on its own: the faces found on it, the head's geometry (null: no face found), the JPEG read back. */
 export interface Measured extends Composited {
   halo: HaloMeasure | null;
-  output: OutputFace;
+  faceCount: number;
+  geometry: PhotoGeometry | null;
   encoded: Encoded;
   faceMeasures: FaceMeasures | null;
 }

@@ -1,15 +1,9 @@
 // The photo's stages: rendered from the source with its edges refined, enhanced, composited on the
-// spec background; the output measure and the JPEG start here and run on while the halo is measured.
-import sharp from 'sharp';
-import { measureOutputFace, type FaceSeed } from '../../vision/face-detector.js';
-import { rollDegrees } from '../../vision/face-frame.js';
-import { toRgba } from '../../vision/raw-image.js';
+// spec background.
 import { compositeOnBackground, fillOutside } from '../background.js';
 import { renderAndRefineEdges, renderRows } from '../edge-bands.js';
-import { encodeWithinLimit } from '../encode.js';
 import { finishEnhancement, IDENTITY_LUTS, planEnhancement, type Region } from '../enhance.js';
-import { sourceToOutput } from '../geometry.js';
-import type { Composited, Encoded, Enhanced, Planned, Rendered } from './context.js';
+import type { Composited, Enhanced, Planned, Rendered } from './context.js';
 
 /**
  * Render (one bicubic resampling from the source; beyond it: the background colour) and, when the
@@ -44,36 +38,9 @@ export function enhance(r: Rendered): Enhanced {
   return { ...r, faceRegion, enhancement, luts: finishEnhancement(r.fg, enhancement, faceRegion) };
 }
 
-/**
- * The composite on the spec background, the enhancement's tables applied as it is written (one
- * pass). Then, running on while the halo is measured: the face measured again on the photo (before
- * sharpening and JPEG, which move a pixel by a few levels) by the detector thread, where the plan
- * put it (a bare manual box: detected on the photo first); the JPEG within the kB limit, decoded
- * again for the pixel checks as soon as it exists.
- */
+/** The composite on the spec background, the enhancement's tables applied as it is written (one pass). */
 export function composite(e: Enhanced): Composited {
   const photo = e.alpha ? compositeOnBackground(e.fg, e.alpha, e.background, e.luts) : fillOutside(e.fg, e.inside, e.background, e.luts);
-  const outSeed = e.chosen.hasKeypoints ? seedOnOutput(e) : undefined;
-  const outFace = outSeed ? measureOutputFace(photo, outSeed, e.schedule.outputGrid()) : e.schedule.detectOnOutput(toRgba(photo));
-  outFace.catch(() => undefined); // awaited by measure
   e.timer.lap('enhance');
-  const encoding: Promise<Encoded> = encodeWithinLimit(photo, e.spec, e.enhance).then(async (jpeg) => {
-    const decoded = await sharp(jpeg.buffer).removeAlpha().raw().toBuffer();
-    return { ...jpeg, decoded: { data: new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.length), width: photo.width, height: photo.height, channels: 3 } };
-  });
-  encoding.catch(() => undefined); // awaited by measure; no unhandled rejection meanwhile
-  return { ...e, photo, outSeed, outFace, encoding };
-}
-
-/** The chosen face (working-copy pixels) where the crop plan puts it on the output: the output measure's seed. */
-function seedOnOutput(e: Enhanced): FaceSeed {
-  const { plan, chosen } = e;
-  const b = chosen.box;
-  const right = sourceToOutput(plan, chosen.keypoints.rightEye);
-  const left = sourceToOutput(plan, chosen.keypoints.leftEye);
-  return {
-    centre: sourceToOutput(plan, { x: b.x + b.width / 2, y: b.y + b.height / 2 }),
-    size: Math.max(b.width, b.height) * plan.scale,
-    rollDeg: rollDegrees({ rightEye: right, leftEye: left }),
-  };
+  return { ...e, photo };
 }

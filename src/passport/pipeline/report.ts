@@ -1,87 +1,84 @@
-// The last stages: the photo measured (halo, the face found on it, the JPEG's pixels) and checked
-// against the document; the result assembled.
-import { measureOutputFace } from '../../vision/face-detector.js';
+// The last stages: the photo measured on its own (the faces found on it from scratch, the head's
+// geometry, the halo, the JPEG read back) and checked against the document; the result assembled.
+import { measureOutputFace, type DetectedFace } from '../../vision/face-detector.js';
 import { rollDegrees, type Box, type FaceKeypoints } from '../../vision/face-frame.js';
 import { toRgba } from '../../vision/raw-image.js';
 import { buildWarnings, isCompliant, runComplianceChecks } from '../compliance.js';
+import { encodeAndReadBack } from '../encode.js';
 import type { NormalizedBox } from '../face-box.js';
 import { measureFace } from '../face-checks.js';
-import { faceInFrame, makeFaceFrame, outsideShare, sourceToOutput } from '../geometry.js';
+import { crownFromMask, faceInFrame, makeFaceFrame, outsideShare, type PhotoGeometry } from '../geometry.js';
 import { measureHalo } from '../halo.js';
+import { HEAD_EXTENT } from '../head-extent.js';
 import { makePrintSheet } from '../print-sheet.js';
 import type { PassportResult } from '../passport-result.js';
-import type { Composited, Measured, OutputFace } from './context.js';
+import type { Composited, Measured } from './context.js';
 
 /**
- * The halo first, while the JPEG is encoded and the detector thread finishes: on the composite
- * (the JPEG's pixels before sharpening and compression, which move a pixel by a few levels where
- * the measure's distances are 28 and 40), against the old background as it would look after the
- * same corrections. Then the face on the photo (measured here if the detector thread failed;
- * where the plan put it when it is not found exactly once) and the JPEG's pixels.
+ * The faces on the photo (detector thread) and the JPEG (libvips) start, and the halo is measured
+ * here meanwhile: on the composite (the JPEG's pixels before sharpening and compression, which
+ * move a pixel by a few levels where the measure's distances are 28 and 40), against the old
+ * background as it would look after the same corrections. The face is found with no knowledge of
+ * where the plan put it; the pixel checks read the JPEG as decoded.
  */
 export async function measure(c: Composited): Promise<Measured> {
+  const rgba = toRgba(c.photo);
+  const faces = c.schedule.measureOutput(rgba);
+  faces.catch(() => undefined); // awaited below
+  const encoding = encodeAndReadBack(c.photo, c.spec, c.enhance);
+  encoding.catch(() => undefined); // awaited below
   const halo = c.alpha ? measureHalo(c.image, c.photo, c.alpha, c.inside, c.background, c.luts) : null;
-  const found = await c.outFace.catch(() => measureOutputFace(c.outSeed ? c.photo : toRgba(c.photo), c.outSeed));
-  const { plan } = c;
-  const output: OutputFace = {
-    measuredOn: 'plan',
-    eyeY: plan.eyeY,
-    chinY: plan.chinY,
-    faceCenterX: plan.faceCenterX,
-    roll: c.inputRoll - c.frame.angleDeg,
-    region: c.faceRegion,
-    keypoints: null,
-  };
-  if (found) {
-    const frame = makeFaceFrame(found.keypoints, false);
-    const b = found.box;
-    Object.assign(output, {
-      measuredOn: 'output',
-      eyeY: frame.origin.y,
-      chinY: frame.origin.y + faceInFrame(frame, found).chinB,
-      faceCenterX: b.x + b.width / 2,
-      roll: rollDegrees(found.keypoints),
-      region: { x0: Math.round(b.x + 0.2 * b.width), x1: Math.round(b.x + 0.8 * b.width), y0: Math.round(b.y + 0.15 * b.height), y1: Math.round(b.y + 0.85 * b.height) },
-      keypoints: found.keypoints,
-    });
-  } else if (c.chosen.hasKeypoints) {
-    const k = c.chosen.keypoints;
-    const names = Object.keys(k) as Array<keyof FaceKeypoints>;
-    output.keypoints = Object.fromEntries(names.map((name) => [name, sourceToOutput(plan, k[name])])) as unknown as FaceKeypoints;
-  }
+  const found = await faces.catch(() => measureOutputFace(rgba));
+  const geometry = found.face ? photoGeometry(c, found.face) : null;
   c.timer.lap('compliance');
-  const encoded = await c.encoding;
+  const encoded = await encoding;
   c.timer.lap('encode');
-  return { ...c, halo, output, encoded, faceMeasures: output.keypoints ? measureFace(encoded.decoded, output.keypoints) : null };
+  return { ...c, halo, faceCount: found.count, geometry, encoded, faceMeasures: geometry ? measureFace(encoded.decoded, geometry.keypoints) : null };
+}
+
+/**
+ * The head on the photo from the face found there: eye line and chin from its keypoints and box
+ * (faceInFrame), the crown from the photo's person mask in the face's column band (crownFromMask on
+ * the photo's pixel grid), or, under headwear, estimated from the box as on the input.
+ */
+function photoGeometry(c: Composited, face: DetectedFace): PhotoGeometry {
+  const frame = makeFaceFrame(face.keypoints, false);
+  const inFrame = faceInFrame(frame, face);
+  const { x, y } = frame.origin;
+  const crown = c.underHeadwear
+    ? { crownB: inFrame.boxTopB - HEAD_EXTENT.CROWN_UNDER_HEADWEAR_RATIO * face.box.height, reason: undefined }
+    : crownFromMask(inFrame, { data: c.personProb, width: c.photo.width, height: c.photo.height, a0: -x, b0: -y, step: 1 });
+  return {
+    crownY: crown.reason ? null : y + crown.crownB,
+    crownProblem: crown.reason ?? null,
+    eyeY: y,
+    chinY: y + inFrame.chinB,
+    faceCenterX: face.box.x + face.box.width / 2,
+    roll: rollDegrees(face.keypoints),
+    box: face.box,
+    keypoints: face.keypoints,
+  };
 }
 
 /** The document's checks on the photo, the warnings, the optional print sheet, and the result. */
 export async function check(m: Measured): Promise<PassportResult> {
-  const { spec, plan, output, encoded, decoded, chosen } = m;
+  const { spec, plan, geometry: g, encoded, decoded, chosen } = m;
   const { width: W, height: H } = spec.digital;
-  const headHeightRatio = (output.chinY - plan.crownY) / H;
-  const eyeLineRatio = 1 - output.eyeY / H;
   // Input pixels (full size, not the working copy) per output pixel.
   const sourcePxPerOutputPx = m.fullPerWork / plan.scale;
   const checks = runComplianceChecks({
     spec,
     photo: encoded.decoded,
     bytes: encoded.buffer.length,
+    density: encoded.density,
     personProb: m.personProb,
-    backgroundReplaced: m.removeBackground,
-    enhanced: m.enhance,
-    inputFaceCount: chosen.inputFaceCount,
-    headHeightRatio,
-    eyeLineRatio,
-    faceCenterX: output.faceCenterX,
-    rollDeg: output.roll,
-    faceRegion: output.region,
+    faceCount: m.faceCount,
+    geometry: g,
     sourcePxPerOutputPx,
     face: m.faceMeasures,
     headInFrame: m.inFrame,
     headwear: m.headwear,
     headHeightUnderHeadwear: m.underHeadwear,
-    crownY: plan.crownY,
     halo: m.halo,
     faceLumaBeforeEnhance: m.enhancement ? m.enhancement.faceLumaBefore : null,
   });
@@ -112,6 +109,7 @@ export async function check(m: Measured): Promise<PassportResult> {
   const r2 = (v: number): number => Math.round(v * 100) / 100;
   const normalized = (b: Box): NormalizedBox => ({ x: b.x / src.width, y: b.y / src.height, width: b.width / src.width, height: b.height / src.height });
   const keypointNames = Object.keys(chosen.keypoints) as Array<keyof FaceKeypoints>;
+  const headPx = g?.crownY != null ? g.chinY - g.crownY : null;
   return {
     country: spec.country,
     spec,
@@ -124,18 +122,19 @@ export async function check(m: Measured): Promise<PassportResult> {
       detector: chosen.detector,
     },
     measurements: {
-      head_height_ratio: r3(headHeightRatio),
-      eye_line_ratio: r3(eyeLineRatio),
-      head_height_px: r1(output.chinY - plan.crownY),
-      eye_line_px: r1(H - output.eyeY),
-      crown_y: r1(plan.crownY),
-      chin_y: r1(output.chinY),
-      eye_y: r1(output.eyeY),
-      face_center_x: r1(output.faceCenterX),
-      horizontal_offset_ratio: r3(output.faceCenterX / W - 0.5),
+      head_height_ratio: headPx === null ? null : r3(headPx / H),
+      eye_line_ratio: g ? r3(1 - g.eyeY / H) : null,
+      head_height_px: headPx === null ? null : r1(headPx),
+      eye_line_px: g ? r1(H - g.eyeY) : null,
+      crown_y: g?.crownY != null ? r1(g.crownY) : null,
+      chin_y: g ? r1(g.chinY) : null,
+      eye_y: g ? r1(g.eyeY) : null,
+      face_center_x: g ? r1(g.faceCenterX) : null,
+      horizontal_offset_ratio: g ? r3(g.faceCenterX / W - 0.5) : null,
       input_roll_degrees: r2(m.inputRoll),
       rotation_applied_degrees: r2(m.frame.angleDeg),
-      output_roll_degrees: r2(output.roll),
+      output_roll_degrees: g ? r2(g.roll) : null,
+      output_faces: m.faceCount,
       scale: r3(1 / sourcePxPerOutputPx),
       source_px_per_output_px: r3(sourcePxPerOutputPx),
       crown_source: m.crownSource,
@@ -143,7 +142,6 @@ export async function check(m: Measured): Promise<PassportResult> {
       crown_cut: m.inFrame.crownCut,
       chin_cut: m.inFrame.chinCut,
       halo_share: m.halo ? r3(m.halo.share) : null,
-      measured_on: output.measuredOn,
       planned_head_height_ratio: r3(plan.headHeightRatio),
       planned_eye_line_ratio: r3(plan.eyeLineRatio),
       outside_fill_share: r3(outside),

@@ -2,12 +2,13 @@
 // libvips decodes ahead. The stages ask the photo's schedule; they never count photos themselves.
 //
 // On 2 cores a photo alone in the process keeps both busy: the full-range detector pass and part
-// of each refinement grid go to the detector thread, the bottom band of the edges to the edge
-// thread, and the full-size pixels of the crop are decoded while the face is still being refined.
-// Beside another photo (whose work keeps the other core busy) the grids stay on this thread and
-// the edges are refined in one piece (splitting costs ~20 % more pixel work: edge-bands.ts).
-import type { CropHelper, DetectedFace } from '../../vision/face-detector.js';
-import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread, seedCropsOffThread } from '../../vision/mediapipe/detector-thread.js';
+// of the input's refinement grid go to the detector thread, the bottom band of the edges to the
+// edge thread, and the full-size pixels of the crop are decoded while the face is still being
+// refined. Beside another photo (whose work keeps the other core busy) the grid stays on this
+// thread and the edges are refined in one piece (splitting costs ~20 % more pixel work:
+// edge-bands.ts). The output measure always runs on the detector thread.
+import type { CropHelper, DetectedFace, OutputFaces } from '../../vision/face-detector.js';
+import { detectFullRangeOffThread, gridCropsOffThread, measureOutputFaceOffThread } from '../../vision/mediapipe/detector-thread.js';
 import type { AffineMap, RawImage } from '../../vision/raw-image.js';
 import type { NormalizedBox } from '../face-box.js';
 import type { DecodedInput } from '../image.js';
@@ -15,14 +16,11 @@ import type { PassportSpec } from '../specs.js';
 import { fullSizeRegion, needsLargerCopy, prefetchRegion, roughFace, type FullSizeRegion } from './full-size-region.js';
 
 /**
- * Shares of the refinement grids' crops the detector thread takes while this thread detects on the
- * rest, when the photo is alone in the process (docs/passport.md, Speed). Input: of 6 crops, while
- * libvips decodes the crop's rectangle; output: of 4, while this thread sharpens, encodes and
- * measures the halo. Beside another photo the output's crops all go to the thread and the input's
- * stay here.
+ * Share of the input's refinement grid (6 crops) the detector thread takes while libvips decodes
+ * the crop's rectangle, when the photo is alone in the process (docs/passport.md, Speed); beside
+ * another photo the crops stay here.
  */
 export const INPUT_GRID_SHARE_AWAY = 0.5;
-export const OUTPUT_GRID_SHARE_AWAY = 0.75;
 
 /** One photo's view of the process: whether it is alone decides where its work runs. */
 export class PhotoSchedule {
@@ -54,13 +52,8 @@ export class PhotoSchedule {
     return this.alone() ? gridCropsOffThread(INPUT_GRID_SHARE_AWAY) : undefined;
   }
 
-  /** The detector thread's share of the output measure's grid. */
-  outputGrid(): CropHelper {
-    return seedCropsOffThread(this.alone() ? OUTPUT_GRID_SHARE_AWAY : 1);
-  }
-
-  /** Detection of a face on the produced photo (a bare manual box: no seed to look around). */
-  detectOnOutput(rgba: RawImage): Promise<DetectedFace | null> {
+  /** The faces on the produced photo, found from scratch on the detector thread while this one sharpens, encodes and measures the halo. */
+  measureOutput(rgba: RawImage): Promise<OutputFaces> {
     return measureOutputFaceOffThread(rgba);
   }
 

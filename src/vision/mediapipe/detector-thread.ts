@@ -10,15 +10,15 @@
 // while a call is in flight). A thread that dies or does not answer in time fails its calls in
 // flight (the preview is best effort; a passport job fails and is retried) and is started again
 // by the next call.
-import type { CropHelper, DetectedFace, FaceSeed, GridCrop } from '../face-detector.js';
+import type { CropHelper, DetectedFace, FaceSeed, GridCrop, OutputFaces } from '../face-detector.js';
 import { RequestThread } from '../request-thread.js';
 import { type RawImage } from '../raw-image.js';
 
 export type DetectorRequest =
   | { op: 'photo-faces' }
-  | { op: 'output-face'; seed?: FaceSeed }
+  | { op: 'output-face' }
   | { op: 'full-range' }
-  | { op: 'grid-crops' | 'seed-crops'; seed: FaceSeed; crops: readonly GridCrop[] };
+  | { op: 'grid-crops'; seed: FaceSeed; crops: readonly GridCrop[] };
 
 /**
  * A call not answered within this long ends its thread, failing the calls queued behind it: a
@@ -44,9 +44,9 @@ export function detectFacesInPhotoOffThread(img: RawImage, options: DetectorCall
   return call<DetectedFace[]>({ op: 'photo-faces' }, img, options);
 }
 
-/** measureOutputFace on the detector thread (RGBA; RGB too with a seed). */
-export function measureOutputFaceOffThread(img: RawImage, seed?: FaceSeed, options: DetectorCallOptions = {}): Promise<DetectedFace | null> {
-  return call<DetectedFace | null>({ op: 'output-face', seed }, img, options);
+/** measureOutputFace (RGBA) on the detector thread. */
+export function measureOutputFaceOffThread(img: RawImage, options: DetectorCallOptions = {}): Promise<OutputFaces> {
+  return call<OutputFaces>({ op: 'output-face' }, img, options);
 }
 
 /** detectFullRange (RGBA) on the detector thread: the passport input's full-range pass (face-detector.ts). */
@@ -60,15 +60,6 @@ export function detectFullRangeOffThread(img: RawImage, options: DetectorCallOpt
  */
 export function gridCropsOffThread(share: number): CropHelper {
   return { share, run: (img, seed, crops) => call<Array<DetectedFace | null>>({ op: 'grid-crops', seed, crops }, img, {}) };
-}
-
-/**
- * A CropHelper on the detector thread for refineAroundSeed (the output measure): the thread is
- * sent the photo and makes the refinement copy itself (detectAroundSeed there), so it starts
- * while this thread has other work.
- */
-export function seedCropsOffThread(share: number): CropHelper {
-  return { share, run: (img, seed, crops) => call<Array<DetectedFace | null>>({ op: 'seed-crops', seed, crops }, img, {}) };
 }
 
 /** Ends the thread (worker shutdown); calls in flight fail. */

@@ -1,6 +1,6 @@
 // Entry of the detector thread (detector-thread.ts): one request at a time, answered in order.
 import { parentPort } from 'node:worker_threads';
-import { detectAroundSeed, detectFacesInPhoto, detectFullRange, detectOnGrid, measureOutputFace } from '../face-detector.js';
+import { detectFacesInPhoto, detectFullRange, detectOnGrid, measureOutputFace } from '../face-detector.js';
 import type { DetectorRequest } from './detector-thread.js';
 import { type RawImage } from '../raw-image.js';
 
@@ -10,10 +10,9 @@ let queue: Promise<void> = Promise.resolve();
 
 function work(m: DetectorRequest & { image: RawImage }): Promise<unknown> {
   if (m.op === 'photo-faces') return detectFacesInPhoto(m.image);
-  if (m.op === 'output-face') return measureOutputFace(m.image, m.seed);
+  if (m.op === 'output-face') return measureOutputFace(m.image);
   if (m.op === 'full-range') return detectFullRange(m.image);
   if (m.op === 'grid-crops') return detectOnGrid(m.image, m.seed, m.crops);
-  if (m.op === 'seed-crops') return detectAroundSeed(m.image, m.seed, m.crops);
   return Promise.reject(new Error(`unknown detector request ${(m as { op: string }).op}`));
 }
 

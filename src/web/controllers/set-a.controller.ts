@@ -8,7 +8,7 @@ import { apiKeyOf, currentUser, type KeyCache } from '../middleware/auth.js';
 import { AUTO_WIDTH_DEFAULTS, chooseAutoWidths, MAX_AUTO_WIDTH } from '../../imaging/srcset-widths.js';
 import { byteCurveOf } from '../../jobs/image-analysis.js';
 import { setATransformQuery, srcsetQuery } from '../schemas/transform.schemas.js';
-import { sendStoredImage, setQualityHeader } from '../services/image-responder.js';
+import { sendStoredImage, setRenderHeaders } from '../services/image-responder.js';
 import { handleUpload } from '../services/upload-service.js';
 import { priorityOf, wantsAsync } from '../services/request-mode.js';
 import { isSignedQuery, verifySignedQuery } from '../services/signed-request.js';
@@ -90,7 +90,7 @@ export function transformController(deps: WebDeps, keys: KeyCache) {
     }
     const outcome = await ensureDerivative(deps, prepared, 'api', priorityOf(req));
     res.setHeader('X-Cache', outcome.cached ? 'HIT' : 'MISS');
-    if (outcome.object) setQualityHeader(res, outcome.object);
+    if (outcome.object) setRenderHeaders(res, outcome.object);
     res.json(transformBody(deps.storage, outcome));
   };
 }

@@ -366,7 +366,7 @@ export const passportResult = {
         detector: { type: 'string', enum: ['short', 'full', 'tiled', 'manual'] },
       },
     },
-    measurements: { type: 'object', description: 'Head height, eye line, centring, roll, scale, … measured on the output' },
+    measurements: { type: 'object', description: 'Head height, eye line, crown, chin, centring, roll, faces, scale, … measured on the output alone (null where it could not be measured)' },
     checks: {
       type: 'array',
       items: {
@@ -378,6 +378,10 @@ export const passportResult = {
           expected: { type: ['string', 'null'], description: 'The rule in words; null when the document sets none (the check then passes and says so)' },
           severity: { type: 'string', enum: ['error', 'warning'], description: "'error': a failure makes the photo non-compliant; 'warning': advisory" },
           message: { type: 'string', description: 'What was found, in a plain sentence' },
+          status: { type: 'string', enum: ['pass', 'borderline', 'fail'], description: "'borderline': the measure lies within `margin` of `limit` (then passed is false and severity 'warning': look at it)" },
+          measure: { type: ['number', 'null'], description: 'The number decided on; null for a yes/no check' },
+          limit: { type: ['number', 'null'], description: 'The limit the measure was nearest' },
+          margin: { type: ['number', 'null'], description: 'The borderline margin around the limit' },
         },
         required: ['name', 'passed', 'value', 'expected', 'severity', 'message'],
       },

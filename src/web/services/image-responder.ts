@@ -5,7 +5,7 @@ import fresh from 'fresh';
 import parseRange from 'range-parser';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError } from '../../errors.js';
-import { chosenQuality } from '../../storage/derivative-metadata.js';
+import { notesHeaders } from '../../storage/derivative-metadata.js';
 import { StorageNotFoundError, type StoredObject } from '../../storage/storage.js';
 import { countBytesServed, routeLabel } from '../monitoring/metrics.js';
 import type { WebDeps } from '../web-deps.js';
@@ -47,10 +47,9 @@ function ifRangeHolds(ifRange: string | undefined, etag: string, lastModified: s
   return !Number.isNaN(since) && Date.parse(lastModified) <= since;
 }
 
-/** `X-Pictor-Quality`: the quality q=auto chose for this derivative (read from its stored object, so hits say it too). */
-export function setQualityHeader(res: Response, obj: StoredObject): void {
-  const quality = chosenQuality(obj);
-  if (quality !== undefined) res.setHeader('X-Pictor-Quality', String(quality));
+/** What the render noted (`X-Pictor-Quality`, `X-Pictor-Remove-Bg`), read from the stored object, so hits say it too. */
+export function setRenderHeaders(res: Response, obj: StoredObject): void {
+  for (const [name, value] of notesHeaders(obj)) res.setHeader(name, value);
 }
 
 export async function sendStoredImage(deps: WebDeps, req: Request, res: Response, key: string, options: SendOptions): Promise<void> {
@@ -72,7 +71,7 @@ export async function sendStoredImage(deps: WebDeps, req: Request, res: Response
   res.setHeader('Last-Modified', lastModified);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  setQualityHeader(res, obj);
+  setRenderHeaders(res, obj);
   const vary = [...(options.varyAccept ? ['Accept'] : []), ...(options.vary ?? [])];
   if (vary.length > 0) res.setHeader('Vary', vary.join(', '));
   if (notModified) {

@@ -158,7 +158,7 @@ export async function prepareTransform(
   }
   if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
   // Frames survive into WebP output when nothing needs the pixels of one frame alone.
-  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined) plan.animated = true;
+  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined && !plan.removeBg) plan.animated = true;
   options.adjust?.(plan);
   assertOutputWithin(image, plan, deps.config.maxOutputPixels);
   return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };
