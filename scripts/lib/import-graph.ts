@@ -16,6 +16,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['src/web/', 'src/dashboard/'],
   // The SDK takes the parameter registry, signing and response types from the layers below.
   ['src/client/', 'src/jobs/'],
+  // The HTTP API's response shapes (JSON Schemas and the types inferred from them), for the SDK and the front door.
+  ['src/api/'],
   // The catalog records what imaging measured (previews, original metadata).
   ['src/catalog/'],
   ['src/imaging/'],

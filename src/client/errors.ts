@@ -1,24 +1,17 @@
 // Typed exceptions of the SDK. Every non-2xx answer becomes a PictorApiError carrying the status
 // and the server's error body as sent: set A `{type, msg, status_code}`, set B `{detail}` (a string,
-// or for 422 the list of `{loc, msg, type}` issues).
-
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
+// or for 422 the list of `{loc, msg, type}` issues). The shapes are the server's own schemas
+// (src/api/responses.schemas.ts, types inferred in src/api/response-types.ts).
+import type { SetAErrorBody, SetBErrorBody as SetBMessageBody, SetBValidationErrorBody } from '../api/response-types.js';
 
 /** Error body of set A routes (`/upload`, `/transform`, `/generate/srcset`). */
-export interface SetAErrorBody {
-  type: string;
-  msg: string;
-  status_code: number;
-}
+export type { SetAErrorBody };
+
+/** One problem of a 422: where (`['query', 'w']`), what, and its kind. */
+export type ValidationIssue = SetBValidationErrorBody['detail'][number];
 
 /** Error body of set B routes: a message, or the validation issues of a 422. */
-export interface SetBErrorBody {
-  detail: string | ValidationIssue[];
-}
+export type SetBErrorBody = SetBMessageBody | SetBValidationErrorBody;
 
 export type ApiErrorBody = SetAErrorBody | SetBErrorBody | string | null;
 
@@ -63,8 +56,8 @@ export class PictorApiError extends PictorError {
     this.requestId = args.requestId;
     this.retryAfterSeconds = args.retryAfterSeconds;
     const b = args.body;
-    this.type = b && typeof b === 'object' && 'type' in b ? b.type : undefined;
-    this.issues = b && typeof b === 'object' && 'detail' in b && Array.isArray(b.detail) ? b.detail : [];
+    this.type = b && typeof b === 'object' && 'status_code' in b ? (b as SetAErrorBody).type : undefined;
+    this.issues = b && typeof b === 'object' && 'detail' in b && Array.isArray(b.detail) ? (b.detail as ValidationIssue[]) : [];
   }
 
   /** The server's own message (set A `msg`, set B `detail`, or the issues joined). */

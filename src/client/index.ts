@@ -5,3 +5,4 @@ export type * from './types.js';
 export type { RenderNoteValues } from '../storage/derivative-metadata.js';
 export { canonicalQuery, signedTransformUrlWith, webCryptoHmacSha256, type HmacSha256 } from '../imaging/signing-core.js';
 export { TRANSFORM_PARAMS, FORMAT_VALUES, FIT_VALUES, MAX_SIDE, type ParamDefinition, type FitMode } from '../imaging/params.js';
+export { SRCSET_WIDTHS } from '../imaging/srcset.js';

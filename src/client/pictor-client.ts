@@ -2,6 +2,7 @@
 // canonical form and HMAC as the server (src/imaging/signing-core.ts, shared code), computed with
 // WebCrypto so they work in browsers too.
 import { DEFAULT_FORMAT, DEFAULT_QUALITY, MAX_SIDE, TRANSFORM_PARAMS } from '../imaging/params.js';
+import { SRCSET_WIDTHS } from '../imaging/srcset.js';
 import { assembleSignedUrl, signingQuery, signQueryWith, webCryptoHmacSha256, type HmacSha256 } from '../imaging/signing-core.js';
 import { notesFromHeaders, type RenderNoteValues } from '../storage/derivative-metadata.js';
 import { PictorApiError, PictorConfigError, PictorNetworkError } from './errors.js';
@@ -238,9 +239,9 @@ export class PictorClient {
    */
   async signedSrcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
     if (options.widths === 'auto') throw new RangeError("widths 'auto' are chosen by the server from the image's bytes: use srcset()");
-    const widths = options.widths ?? [400, 800, 1200];
-    if (widths.length < 1 || widths.length > 20 || widths.some((w) => !Number.isInteger(w) || w < 1 || w > MAX_SIDE)) {
-      throw new RangeError(`widths must be 1 to 20 integers between 1 and ${MAX_SIDE}`);
+    const widths = options.widths ?? SRCSET_WIDTHS.default;
+    if (widths.length < 1 || widths.length > SRCSET_WIDTHS.maxCount || widths.some((w) => !Number.isInteger(w) || w < 1 || w > MAX_SIDE)) {
+      throw new RangeError(`widths must be 1 to ${SRCSET_WIDTHS.maxCount} integers between 1 and ${MAX_SIDE}`);
     }
     const f = options.f ?? DEFAULT_FORMAT;
     const q = options.q ?? DEFAULT_QUALITY;

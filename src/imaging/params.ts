@@ -16,7 +16,7 @@ import { FORMAT_EXTENSION } from './formats.js';
 import { quantize, type ParamDefinition, type AnyParamHandler, type ParamValue, type PathSet, type PlanContext, type TransformPlan } from './transform-param.js';
 
 export * from './formats.js';
-export type { ParamDefinition, ParamValue, PathSet, RenderNotes, Size, TransformPlan, WatermarkSource } from './transform-param.js';
+export type { ParamDefinition, ParamValue, PathSet, RenderNotes, Size, SourceFacts, TransformPlan, WatermarkSource } from './transform-param.js';
 export { FIT_VALUES, GRAVITY_VALUES, COMPASS_GRAVITIES, type FitMode, type ResolvedFit, type Gravity, type CompassGravity } from './operations/size.js';
 export { FLIP_VALUES, parseCrop, type CropRect } from './operations/geometry.js';
 export { FORMAT_VALUES, AUTO_QUALITY_VARIANTS, searchesQuality, jpegBackground, type AutoQualityVariant } from './operations/output.js';
@@ -75,8 +75,11 @@ export const DPR_RANGE = { minimum: size.dpr.minimum, maximum: size.dpr.maximum 
 /** Set A's q and f when not given (also the srcset's). */
 export const DEFAULT_QUALITY = output.q.defaultA;
 export const DEFAULT_FORMAT = output.f.defaultA;
-/** Enumerated parameters: their values are matched case-insensitively (lower-cased before validation). */
-export const CASE_INSENSITIVE_PARAMS: readonly string[] = HANDLERS.filter((p) => p.enum !== undefined).map((p) => p.name);
+
+/** The parameters a preset may set. */
+export const PRESETTABLE_PARAMS: readonly string[] = HANDLERS.filter((p) => !p.notInPresets).map((p) => p.name);
+/** The parameters the public route takes when it serves presets only (PUBLIC_PRESETS_ONLY). */
+export const PRESETS_ONLY_PARAMS: readonly string[] = HANDLERS.filter((p) => p.withPresetsOnly).map((p) => p.name);
 
 /** Request values of the parameters a path set accepts, generated from the registry (the SDK's types too). */
 export type ParamValues<S extends PathSet> = { [P in ParamEntry as S extends P['sets'][number] ? P['name'] : never]?: ParamValue<P> };
@@ -99,7 +102,7 @@ export function quantizeRequest<T extends object>(req: T): T {
 }
 
 /** Route-specific inputs of resolvePlan beyond the request. */
-export type PlanOptions = Pick<PlanContext, 'dprCapSource' | 'watermark'>;
+export type PlanOptions = Pick<PlanContext, 'dprCapSource' | 'watermark' | 'source'>;
 
 /** Turns validated request values into the plan (each parameter's resolve step, in registry order); `dependsOnAccept` tells whether to send Vary: Accept. */
 export function resolvePlan(set: PathSet, req: TransformRequest, negotiation: NegotiationContext, options: PlanOptions = {}): { plan: TransformPlan; dependsOnAccept: boolean } {
@@ -107,6 +110,7 @@ export function resolvePlan(set: PathSet, req: TransformRequest, negotiation: Ne
   const ctx: PlanContext = { set, negotiation, ...options, dependsOnAccept: false };
   const plan = {} as TransformPlan;
   for (const p of HANDLERS) p.resolve?.(plan, values[p.name], values, ctx);
+  for (const p of HANDLERS) p.finish?.(plan, ctx);
   return { plan, dependsOnAccept: ctx.dependsOnAccept };
 }
 

@@ -29,6 +29,10 @@ export interface ParamDefinition {
   defaultB?: number | string | boolean;
   sets: readonly PathSet[];
   description: string;
+  /** A preset (PRESETS) may not set it: the preset itself (no nesting) and the version. */
+  notInPresets?: true;
+  /** Accepted beside a preset where the public route takes presets only (PUBLIC_PRESETS_ONLY). */
+  withPresetsOnly?: true;
   /**
    * Continuous parameters are rounded to multiples of `step` before any key is made, so the
    * parameter space (and the derivatives one image can have) stays finite: 1.01 and 1.02 are
@@ -69,6 +73,14 @@ export interface WatermarkSource {
   version: string;
 }
 
+/** What the catalog knows of the original a plan is made for (the front door passes it in). */
+export interface SourceFacts extends Size {
+  /** Face boxes found at upload (0-1 of the auto-oriented original); undefined when not known (detected at render). */
+  faces?: readonly { x: number; y: number; w: number; h: number }[];
+  /** Frames of an animated original (1 or undefined: a still image). */
+  frames?: number;
+}
+
 /** What resolving a request needs besides its values. */
 export interface PlanContext {
   set: PathSet;
@@ -77,6 +89,8 @@ export interface PlanContext {
   dprCapSource?: Size;
   /** The image `wm` names, looked up by the front door; without it no watermark is planned. */
   watermark?: WatermarkSource;
+  /** The original's facts (size, faces, frames), when the plan is made for a known image. */
+  source?: SourceFacts;
   /** Set while resolving: the format follows the Accept header (the answer varies by it). */
   dependsOnAccept: boolean;
 }
@@ -133,6 +147,8 @@ export type RenderNotes = RenderNoteValues;
 export interface PlanSteps<V> {
   /** Runs in registry order, so it may read earlier parameters' plan fields. */
   resolve?(plan: TransformPlan, value: V | undefined, request: RequestValues, ctx: PlanContext): void;
+  /** Runs after every parameter's resolve, in registry order: for decisions that read the whole plan. */
+  finish?(plan: TransformPlan, ctx: PlanContext): void;
   /** Its `name=value` pairs in the derivative key (and canonical URL), read from the plan. */
   key?(plan: TransformPlan): [string, string][];
 }

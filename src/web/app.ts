@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { answerDeadline } from './middleware/answer-deadline.js';
 import { KeyCache } from './middleware/auth.js';
 import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
+import { ERROR_SHAPE_PREFIXES, answerErrorsAs } from './middleware/error-shape.js';
 import { requestContext, requestLogger } from './middleware/request-context.js';
 import { createHitPath, type HitPath } from './hit-path.js';
 import { buildOpenApiDocument } from './openapi/document.js';
@@ -30,6 +31,9 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   // The routes that exist and the document that lists them come from the same options and tables.
   const options = routeOptions(deps.config);
   const ctx: RouteContext = { deps, keys: new KeyCache(deps.catalog, deps.config.apiKeyCacheMs), metrics, openApiDocument: () => buildOpenApiDocument(options) };
+  // Set A's paths answer errors in its shape, the other API paths in set B's (matched or not).
+  app.use([...ERROR_SHAPE_PREFIXES.A], answerErrorsAs('A'));
+  app.use([...ERROR_SHAPE_PREFIXES.B], answerErrorsAs('B'));
   for (const table of routeTables(options)) app.use(mountRoutes(table, ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);

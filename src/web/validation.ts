@@ -10,6 +10,23 @@ const ajv = new Ajv({ allErrors: true, coerceTypes: true, strict: true, allowUni
 const addFormats = (addFormatsModule as unknown as { default: (a: Ajv) => Ajv }).default;
 addFormats(ajv);
 
+/**
+ * `x-case-insensitive: true` on a string schema: the value is lower-cased before its enum is
+ * checked, so `fit=COVER` is `cover` wherever the schema is used (routes, presets) and the
+ * OpenAPI document says so.
+ */
+export const CASE_INSENSITIVE = 'x-case-insensitive';
+ajv.addKeyword({
+  keyword: CASE_INSENSITIVE,
+  schemaType: 'boolean',
+  modifying: true,
+  before: 'enum',
+  compile: (folds: boolean) => (data: unknown, ctx) => {
+    if (folds && typeof data === 'string' && ctx?.parentData !== undefined) (ctx.parentData as Record<string | number, unknown>)[ctx.parentDataProperty] = data.toLowerCase();
+    return true;
+  },
+});
+
 const ISSUE_TYPES: Record<string, string> = {
   required: 'missing',
   minimum: 'greater_than_equal',
@@ -64,6 +81,18 @@ export interface CompiledSchema<T> {
   check(data: unknown, location: Location): { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 }
 
+const COMPILED = new WeakMap<object, CompiledSchema<unknown>>();
+
+/** The compiled form of a schema object, compiled once however many routes use it. */
+export function compiled<T>(schema: object): CompiledSchema<T> {
+  let found = COMPILED.get(schema);
+  if (!found) {
+    found = compile(schema);
+    COMPILED.set(schema, found);
+  }
+  return found as CompiledSchema<T>;
+}
+
 export function compile<T>(schema: object): CompiledSchema<T> {
   const fn: ValidateFunction = ajv.compile(schema);
   return {
@@ -87,6 +116,12 @@ export function validationError(issues: ValidationIssue[]): ServiceError {
   const first = issues[0];
   const name = first ? String(first.loc[first.loc.length - 1]) : 'request';
   return new ServiceError('invalid_parameter', `Invalid value for "${name}": ${first?.msg ?? 'invalid'}`, { issues });
+}
+
+/** Set A's answer to incorrect URL parameters (spec 7): 400 naming the first. */
+export function badUrlParameter(issues: ValidationIssue[]): ServiceError {
+  const issue = issues[0];
+  return new ServiceError('bad_request', `Invalid "${String(issue.loc[1])}": ${issue.msg}`);
 }
 
 /** Query values arrive as strings; an empty value means "not given" for optional parameters. */

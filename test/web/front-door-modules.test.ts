@@ -48,7 +48,7 @@ describe('front door module graph', function () {
   it('the front door (app, route tables, OpenAPI document) loads no sharp, MediaPipe or worker code', async () => {
     const graph = await moduleGraph(path.join(DIST_SRC, 'web/front-door.js'));
     // What it must contain: the app, every route table, the document and the output geometry.
-    for (const module of ['web/app.js', 'web/routes/route-table.js', 'web/routes/set-b.routes.js', 'web/openapi/document.js', 'imaging/output-size.js']) {
+    for (const module of ['web/app.js', 'web/routes/route-table.js', 'web/routes/images.routes.js', 'web/openapi/document.js', 'imaging/output-size.js']) {
       expect(graph.some((url) => url.endsWith(`/dist/src/${module}`)), module).to.equal(true);
     }
     expect(graph.filter((url) => FORBIDDEN.some((re) => re.test(url)))).to.deep.equal([]);

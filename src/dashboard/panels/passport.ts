@@ -97,7 +97,7 @@ function render(result: PassportResult): void {
     box.style.top = `${b.y * 100}%`;
     box.style.width = `${b.width * 100}%`;
     box.style.height = `${b.height * 100}%`;
-    const conf = result.face.confidence !== undefined ? `, confidence ${(result.face.confidence * 100).toFixed(0)} %` : '';
+    const conf = result.face.confidence !== null ? `, confidence ${(result.face.confidence * 100).toFixed(0)} %` : '';
     $('pp-source-caption').textContent = `Source with the face box (x ${b.x.toFixed(2)}, y ${b.y.toFixed(2)}, ${b.width.toFixed(2)}×${b.height.toFixed(2)}${conf})`;
   } else {
     box.hidden = true;

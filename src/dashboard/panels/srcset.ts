@@ -1,6 +1,6 @@
 // Srcset generator: `GET /generate/srcset` (server-signed URLs, so the browser loads them without a
 // key), the <img> markup to copy, a preview of every candidate and a live responsive <img>.
-import { FORMAT_VALUES, MAX_SIDE, TRANSFORM_PARAMS, type ImageRecord, type SrcsetResult } from '../../client/index.js';
+import { FORMAT_VALUES, MAX_SIDE, SRCSET_WIDTHS, TRANSFORM_PARAMS, type ImageRecord, type SrcsetResult } from '../../client/index.js';
 import { $, errorText, h, setStatus } from '../dom.js';
 import { fillImageSelect, session } from '../session.js';
 import type { Panel } from './panel.js';
@@ -82,7 +82,7 @@ export const srcsetPanel: Panel = {
   init() {
     const format = $<HTMLSelectElement>('ss-format');
     for (const f of FORMAT_VALUES) format.append(new Option(f, f));
-    $('ss-widths-help').textContent = `Comma-separated, 1-20 widths of 1-${MAX_SIDE} px, or auto (chosen about 20 kB apart).`;
+    $('ss-widths-help').textContent = `Comma-separated, 1-${SRCSET_WIDTHS.maxCount} widths of 1-${MAX_SIDE} px, or auto (chosen about 20 kB apart).`;
     // The quality slider is the registry's q: its range and set A default.
     const q = TRANSFORM_PARAMS.find((p) => p.name === 'q')!;
     const quality = $<HTMLInputElement>('ss-quality');

@@ -36,7 +36,7 @@ declare module '../transform-param.js' {
     autoQuality?: AutoQualityVariant;
     format: OutputFormat;
     opt: boolean;
-    /** The source has several frames and the output keeps them (WebP); decided by the front door. */
+    /** The source has several frames and the output keeps them (WebP). */
     animated?: boolean;
   }
 }
@@ -58,7 +58,7 @@ export const q = defineParam(
 );
 
 export const f = defineParam(
-  { name: 'f', type: 'string', enum: FORMAT_VALUES, defaultA: 'auto', defaultB: 'auto', sets: ['A', 'B'], description: 'Output format; auto negotiates from Accept.' },
+  { name: 'f', type: 'string', enum: FORMAT_VALUES, defaultA: 'auto', defaultB: 'auto', sets: ['A', 'B'], withPresetsOnly: true, description: 'Output format; auto negotiates from Accept.' },
   {
     resolve: (plan, value, request, ctx) => {
       // An explicit f (auto included) wins over a vanity extension; opt negotiates unless f is explicit.
@@ -69,6 +69,11 @@ export const f = defineParam(
       } else {
         plan.format = requested === 'jpg' ? 'jpeg' : requested;
       }
+    },
+    // Frames survive into WebP output when nothing needs the pixels of one frame alone.
+    finish: (plan, ctx) => {
+      const animated = (ctx.source?.frames ?? 1) > 1;
+      if (animated && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined && !plan.removeBg) plan.animated = true;
     },
     key: (plan) => [['f', plan.format]],
     stage: 'encode',

@@ -6,7 +6,7 @@
 import type { Sharp } from 'sharp';
 import type { FaceBox } from '../focus.js';
 import { resizeSource } from '../output-size.js';
-import { defineParam, pairIf, type ApplyContext, type RawPixels, type Size, type TransformPlan } from '../transform-param.js';
+import { defineParam, pairIf, type ApplyContext, type PlanContext, type RawPixels, type Size, type TransformPlan } from '../transform-param.js';
 
 declare module '../transform-param.js' {
   interface TransformPlan {
@@ -89,11 +89,22 @@ async function obscureFaces(image: Sharp, plan: TransformPlan, ctx: ApplyContext
   return ctx.fromRaw(done.info.channels === raw.info.channels ? done : await ctx.materialise(ctx.fromRaw(done).removeAlpha()));
 }
 
+/**
+ * The upload's face boxes, when the catalog has them (they belong to the version, which the key
+ * names); an image without them has its faces detected at render.
+ */
+function facesFromUpload(plan: TransformPlan, ctx: PlanContext): void {
+  const faces = ctx.source?.faces;
+  if (faces) plan.faces = faces.map(({ x, y, w, h }) => ({ x, y, w, h }));
+}
+
 export const blur_faces = defineParam(
   { name: 'blur_faces', type: 'number', minimum: 1, maximum: 100, step: 0.5, sets: ['A', 'B'], description: 'Blurs every face (padded 15 %): Gaussian sigma in output pixels.' },
   {
-    resolve: (plan, value) => {
-      if (value !== undefined) plan.blurFaces = value;
+    resolve: (plan, value, _request, ctx) => {
+      if (value === undefined) return;
+      plan.blurFaces = value;
+      facesFromUpload(plan, ctx);
     },
     key: (plan) => pairIf('blur_faces', plan.blurFaces),
     stage: 'decode',
@@ -105,8 +116,10 @@ export const blur_faces = defineParam(
 export const pixelate_faces = defineParam(
   { name: 'pixelate_faces', type: 'integer', minimum: 2, maximum: 100, sets: ['A', 'B'], description: 'Pixelates every face (padded 15 %): block side in output pixels.' },
   {
-    resolve: (plan, value) => {
-      if (value !== undefined) plan.pixelateFaces = value;
+    resolve: (plan, value, _request, ctx) => {
+      if (value === undefined) return;
+      plan.pixelateFaces = value;
+      facesFromUpload(plan, ctx);
     },
     key: (plan) => pairIf('pixelate_faces', plan.pixelateFaces),
     stage: 'decode',

@@ -1,7 +1,7 @@
 // Output size and placement: w, h, fit, dpr, gravity, fx, fy, then the padding (pad, bg). w, h, fit,
 // dpr and gravity become one resize (sharp keeps only the last resize of a pipeline), applied by w.
 import type { Sharp } from 'sharp';
-import { focusWindow, type FocusPoint } from '../focus.js';
+import { facesFocus, focusThroughGeometry, focusWindow, type FocusPoint } from '../focus.js';
 import type { OutputFormat } from '../formats.js';
 import { defineParam, pairIf, type PlanContext, type RequestValues } from '../transform-param.js';
 
@@ -155,13 +155,22 @@ export const dpr = defineParam({ name: 'dpr', type: 'number', minimum: 1, maximu
 export const gravity = defineParam(
   { name: 'gravity', type: 'string', enum: GRAVITY_VALUES, sets: ['A', 'B'], description: 'Which part a cropping fit (cover) keeps: an edge or corner, entropy, attention, face (faces found at upload) or focal (fx, fy).' },
   {
-    resolve: (plan, value) => {
+    resolve: (plan, value, _request, ctx) => {
       // Gravity matters only where the fit crops; elsewhere it would only split the cache.
       const crops = plan.fit === 'cover' && plan.width !== undefined && plan.height !== undefined;
       if (!crops || value === undefined || value === 'center') return;
       plan.gravity = value;
       // A focal point without coordinates is the centre; fx and fy move it.
       if (value === 'focal') plan.focus = { x: 0.5, y: 0.5 };
+      if (value === 'face' && ctx.source) {
+        // The faces found at upload; none (or an upload from before) → sharp's attention strategy.
+        plan.focus = facesFocus(ctx.source.faces);
+        if (!plan.focus) plan.gravity = 'attention';
+      }
+    },
+    // The focus is given on the original; crop, rot and flip (resolved after gravity) move it.
+    finish: (plan, ctx) => {
+      if (plan.focus && ctx.source) plan.focus = focusThroughGeometry(plan.focus, plan, ctx.source.width, ctx.source.height);
     },
     // gravity=face needs no coordinates: its boxes belong to the version, which the key names.
     key: (plan) => pairIf('gravity', plan.gravity),

@@ -5,9 +5,11 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { imageInfoOf } from '../../jobs/image-analysis.js';
 import { currentUser } from '../middleware/auth.js';
+import { inputOf } from '../middleware/validate.js';
+import { imageInfoInputs } from '../schemas/transform.schemas.js';
 import { findImageById, findOwnedImageByRef } from '../services/transform-service.js';
 import type { WebDeps } from '../web-deps.js';
-import { requireSrcRef } from './image.controller.js';
+import { requireSrcRef } from './transform.controller.js';
 
 /** GET /cdn/{image_id}/info: anyone may ask, as for /cdn/{image_id}; an unknown id counts toward the per-IP limit. */
 export function cdnInfoController(deps: WebDeps, limit: RequestHandler) {
@@ -29,7 +31,7 @@ export function cdnInfoController(deps: WebDeps, limit: RequestHandler) {
 export function imageInfoController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
-    const query = res.locals.query as { src: string };
+    const { query } = inputOf(res, imageInfoInputs);
     res.json(await imageInfoOf(deps, await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src))));
   };
 }

@@ -6,6 +6,8 @@ import { QUEUE_NAMES, decodeFailure, type QueueName, type TransformResult, type 
 import { settledJob } from '../../jobs/queues.js';
 import { readJobRecord, type JobRecord } from '../../jobs/job-records.js';
 import { currentUser } from '../middleware/auth.js';
+import { inputOf } from '../middleware/validate.js';
+import { jobStatusInputs } from '../schemas/jobs.schemas.js';
 import { transformBody, uploadBody } from '../services/response-bodies.js';
 import type { WebDeps } from '../web-deps.js';
 
@@ -20,9 +22,9 @@ function fromRecord(record: JobRecord | null) {
 }
 
 export function jobStatusController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
+  return async (_req: Request, res: Response) => {
     const user = currentUser(res);
-    const id = String(req.params.id);
+    const { id } = inputOf(res, jobStatusInputs).params;
     const queue = QUEUE_BY_PREFIX[id.split('-')[0]];
     const valid = queue && /^[\w-]{1,80}$/.test(id);
     const notFound = new ServiceError('not_found', 'Job not found (finished jobs are kept for an hour)');

@@ -6,39 +6,26 @@ import { QUEUE_NAMES, type PassportJobResult } from '../../jobs/job-contract.js'
 import { SafeFetchError, safeFetch } from '../../net/safe-fetch.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../passport/specs.js';
 import { acceptsMime } from '../../imaging/params.js';
-import { passportUploadFields } from '../schemas/passport.schemas.js';
+import { checkFields, inputOf, type InputOf } from '../middleware/validate.js';
+import { passportUploadFields, passportUploadInputs, passportUrlInputs } from '../schemas/passport.schemas.js';
+import { assertDemoAllowed } from '../services/demo-gate.js';
 import { sniffImageType } from '../services/sniff-image.js';
 import { parseBaseImageUrl } from '../services/transform-service.js';
 import { receiveUpload } from '../services/upload-receiver.js';
-import { compile, validationError } from '../validation.js';
+import { validationError } from '../validation.js';
 import type { WebDeps } from '../web-deps.js';
-import { demoAllowed } from './image.controller.js';
 
 /** The spec's default country, for both demo routes (ajv validates but does not fill defaults here). */
 const DEFAULT_COUNTRY = passportUploadFields.properties.country.default;
 
-interface PassportParams {
-  country?: string;
-  include_print_sheet?: boolean;
-  remove_bg?: boolean;
-  enhance?: boolean;
-  face_x?: number;
-  face_y?: number;
-  face_width?: number;
-  face_height?: number;
-}
-
-const uploadFields = compile<PassportParams>(passportUploadFields);
+/** The options both demo routes take (the GET's query adds `src`). */
+type PassportParams = InputOf<typeof passportUploadFields>;
 
 export function passportSpecsController() {
   return (_req: Request, res: Response) => {
     res.setHeader('Cache-Control', 'public, max-age=3600');
     res.json({ countries: PASSPORT_COUNTRIES, specs: PASSPORT_SPECS });
   };
-}
-
-function assertDemoAllowed(deps: WebDeps, req: Request) {
-  if (!demoAllowed(deps.config, req)) throw new ServiceError('forbidden', 'Demo access requires a valid X-Demo-Token or an allowed Origin/Referer');
 }
 
 /** All four face-box values, or none; partial boxes are a 422 naming the missing fields. */
@@ -123,8 +110,8 @@ async function fetchSource(deps: WebDeps, src: string): Promise<Buffer> {
 
 export function passportFromUrlController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
-    assertDemoAllowed(deps, req);
-    const params = res.locals.query as PassportParams & { src: string };
+    assertDemoAllowed(deps.config, req);
+    const params = inputOf(res, passportUrlInputs).query;
     faceBoxOf(params); // validate before fetching anything
     const bytes = await fetchSource(deps, params.src);
     await sniffImageType(bytes);
@@ -136,20 +123,17 @@ export function passportFromUrlController(deps: WebDeps) {
 
 export function passportUploadController(deps: WebDeps) {
   return async (req: Request, res: Response) => {
-    assertDemoAllowed(deps, req);
+    assertDemoAllowed(deps.config, req);
     // Answered only after the job (no async mode): the staged photo need not reach the disk.
     const received = await receiveUpload(req, res, deps.storage, { maxBytes: deps.config.maxUploadBytes, durable: false });
-    const checked = uploadFields.check({ ...received.fields }, 'body');
-    if (!checked.ok) {
-      await deps.storage.delete(received.stagingKey).catch(() => undefined);
-      throw validationError(checked.issues);
-    }
+    let params: PassportParams;
     try {
-      faceBoxOf(checked.value);
+      params = checkFields(passportUploadInputs, received.fields);
+      faceBoxOf(params);
     } catch (err) {
       await deps.storage.delete(received.stagingKey).catch(() => undefined);
       throw err;
     }
-    await runPassport(deps, req, res, received.stagingKey, checked.value);
+    await runPassport(deps, req, res, received.stagingKey, params);
   };
 }

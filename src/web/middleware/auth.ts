@@ -6,7 +6,7 @@ import { authenticateKey, credentialById, hashKey, type AuthenticatedUser } from
 import type { Catalog } from '../../catalog/catalog.js';
 import { ServiceError } from '../../errors.js';
 import { dependOn } from '../services/hit-memo.js';
-import { currentSet } from './path-set.js';
+import { currentErrorShape } from './error-shape.js';
 
 /** Most credentials kept; past it the least recently used goes first. */
 const MAX_KEYS = 10_000;
@@ -71,7 +71,7 @@ export function requireApiKey(keys: KeyCache) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const key = apiKeyOf(req);
     if (!key) {
-      if (currentSet(res) === 'B') {
+      if (currentErrorShape(res) === 'B') {
         throw new ServiceError('invalid_parameter', 'Missing X-API-Key header', {
           issues: [{ loc: ['header', 'x-api-key'], msg: 'Field required', type: 'missing' }],
         });

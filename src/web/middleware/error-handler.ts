@@ -2,7 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ServiceError, storageFull } from '../../errors.js';
 import { InvalidStorageKeyError, StorageFullError, StorageNotFoundError, StorageUnavailableError } from '../../storage/storage.js';
-import { currentSet } from './path-set.js';
+import { currentErrorShape } from './error-shape.js';
 
 const SET_A_TYPES: Record<number, string> = { 401: 'unauthorized_error', 422: 'image_processing_error' };
 
@@ -56,7 +56,7 @@ function isInfrastructureError(e: { name?: string; message?: string; code?: stri
 
 export function renderError(err: ServiceError, res: Response): void {
   if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
-  if (currentSet(res) === 'A') {
+  if (currentErrorShape(res) === 'A') {
     const type = SET_A_TYPES[err.status] ?? (err.status >= 500 ? 'server_error' : 'request_error');
     res.status(err.status).json({ type, msg: err.message, status_code: err.status });
     return;

@@ -7,8 +7,8 @@ import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
 import { SERVICE_VERSION } from '../controllers/status.controller.js';
 import { routeTables } from '../routes/index.js';
 import { openApiPath, type RouteOptions } from '../routes/route-table.js';
-import { RESPONSE_SCHEMAS } from '../schemas/responses.schemas.js';
-import { API_KEY, idOf, jsonBodySchema, type Json, type Operation, type Schema } from './operation.js';
+import { RESPONSE_SCHEMAS } from '../../api/responses.schemas.js';
+import { API_KEY, idOf, jsonBodySchema, withInputs, type Json, type Operation, type Schema } from './operation.js';
 
 export type OpenApiOptions = RouteOptions;
 
@@ -43,10 +43,11 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
   const requestSchemas = new Set<Schema>();
   for (const table of routeTables(options)) {
     for (const route of table.routes) {
-      add(openApiPath(route.path), route.method, route.openapi);
-      const body = jsonBodySchema(route.openapi.requestBody);
+      const operation = withInputs(route.openapi, route.inputs);
+      add(openApiPath(route.path), route.method, operation);
+      const body = jsonBodySchema(operation.requestBody);
       if (body) requestSchemas.add(body);
-      if (route.alias) add(route.alias.path, route.method, { ...route.openapi, summary: route.alias.summary, operationId: route.alias.operationId });
+      if (route.alias) add(route.alias.path, route.method, { ...operation, summary: route.alias.summary, operationId: route.alias.operationId });
     }
   }
   const tagged = (name: string) => Object.values(paths).some((item) => Object.values(item).some((op) => op.tags.includes(name)));
@@ -64,9 +65,11 @@ export function buildOpenApiDocument(options: OpenApiOptions): Json {
       { url: options.baseUrl, description: 'BASE_URL' },
     ],
     tags: [
-      { name: 'Set A', description: 'Upload, transform and srcset; errors `{type, msg, status_code}`' },
-      { name: 'Set B: images', description: 'Transformations served as image bytes' },
-      { name: 'Set B: CDN', description: 'Image management, usage and public delivery' },
+      { name: 'Upload', description: 'POST /upload answers errors as `{type, msg, status_code}` (set A), POST /cdn/upload as `{detail}` (set B)' },
+      { name: 'Transform', description: 'GET /transform (JSON, or bytes for a signed URL; set A errors) and the image routes serving bytes (set B errors)' },
+      { name: 'Srcset', description: 'Signed responsive URLs; set A errors' },
+      { name: 'Images', description: 'Your images: listing, deletion, usage, the key check' },
+      { name: 'CDN', description: 'Public delivery by image id' },
       { name: 'Projects' },
       { name: 'Plans' },
       { name: 'Passport', description: `Passport and visa photos: ${PASSPORT_COUNTRIES.join(', ')}` },

@@ -1,11 +1,13 @@
 // Building blocks of OpenAPI operations, used by the route tables (src/web/routes/*.routes.ts):
 // parameters and bodies come from the JSON Schemas the routes validate with, errors and image
 // answers from one list each, so an operation states only what is particular to its route.
-import { IMAGE_MEDIA_TYPES } from '../schemas/responses.schemas.js';
-import { demoHeaders, fileField, requestModeHeaders, requestModeQuery } from '../schemas/request-extras.schemas.js';
+import type { RouteInputs } from '../middleware/validate.js';
+import { IMAGE_MEDIA_TYPES } from '../../api/responses.schemas.js';
+import { demoHeaders, requestModeHeaders, requestModeQuery } from '../schemas/request-extras.schemas.js';
+import { fileField } from '../schemas/upload.schemas.js';
 
 export type Json = Record<string, unknown>;
-export type Schema = { $id?: string; type?: unknown; properties?: Record<string, Json>; required?: string[] } & Json;
+export type Schema = { $id?: string; type?: unknown; properties?: Record<string, Json>; required?: readonly string[] } & Json;
 type PathSet = 'A' | 'B';
 
 /** One operation of the document (the path and method come from the route). */
@@ -30,7 +32,7 @@ export const idOf = (schema: Schema) => {
   return schema.$id;
 };
 
-export function parametersOf(schema: Schema, where: 'query' | 'header'): Json[] {
+export function parametersOf(schema: Schema, where: 'path' | 'query' | 'header'): Json[] {
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {}).map(([name, prop]) => {
     const { description, ...rest } = prop as Json & { description?: string };
@@ -45,6 +47,18 @@ export const demoParameters = () => parametersOf(demoHeaders, 'header');
 
 export function pathParameter(name: string, description: string): Json {
   return { name, in: 'path', required: true, description, schema: { type: 'string', minLength: 1 } };
+}
+
+/**
+ * A route's operation with what its declared inputs say: path and query parameters before the
+ * operation's own (headers, demo and request-mode switches), and its JSON body.
+ */
+export function withInputs(op: Operation, inputs: RouteInputs | undefined): Operation {
+  if (!inputs) return op;
+  const declared = [...(inputs.params ? parametersOf(inputs.params as Schema, 'path') : []), ...(inputs.query ? parametersOf(inputs.query as Schema, 'query') : [])];
+  const parameters = [...declared, ...(op.parameters ?? [])];
+  const requestBody = op.requestBody ?? (inputs.body ? jsonBody(inputs.body as Schema) : undefined);
+  return { ...op, ...(parameters.length > 0 ? { parameters } : {}), ...(requestBody ? { requestBody } : {}) };
 }
 
 /** The schema behind each JSON body, so the document lists exactly the bodies its routes take. */

@@ -1,7 +1,7 @@
 // GET <CDN_URL path>/*key: stored objects, when this front door is where CDN_URL points
 // (see filesPath; in production CDN_URL names the bucket or a CDN and this route does not exist).
 import { cdnFilesController } from '../controllers/cdn-files.controller.js';
-import { pathSet } from '../middleware/path-set.js';
+import { answerErrorsAs } from '../middleware/error-shape.js';
 import { NO_AUTH, errors, imageResponses, pathParameter } from '../openapi/operation.js';
 import { filesPath, type RouteOptions, type RouteTable } from './route-table.js';
 
@@ -13,7 +13,7 @@ export function filesRouteTable(options: RouteOptions): RouteTable {
       {
         method: 'get',
         path: `${mountPath}/*key`,
-        handlers: ({ deps }) => [pathSet('B'), cdnFilesController(deps, mountPath)],
+        handlers: ({ deps }) => [answerErrorsAs('B'), cdnFilesController(deps, mountPath)],
         openapi: {
           tags: ['Files'],
           summary: 'A stored object (when CDN_URL points at this service)',

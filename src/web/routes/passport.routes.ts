@@ -1,9 +1,8 @@
-// Passport photos (set B shapes): the specifications and the public, gated demo.
+// Passport photos (errors in set B's shape): the specifications and the public, gated demo.
 import { passportFromUrlController, passportSpecsController, passportUploadController } from '../controllers/passport.controller.js';
 import { perIpLimit } from '../middleware/rate-limit.js';
-import { validateSetB } from '../middleware/validate-set-b.js';
-import { NO_AUTH, binaryImage, demoParameters, errors, json, multipartBody, parametersOf, ref } from '../openapi/operation.js';
-import { passportUploadFields, passportUrlQuery } from '../schemas/passport.schemas.js';
+import { NO_AUTH, binaryImage, demoParameters, errors, json, multipartBody, ref } from '../openapi/operation.js';
+import { passportUploadFields, passportUploadInputs, passportUrlInputs } from '../schemas/passport.schemas.js';
 import type { WebDeps } from '../web-deps.js';
 import type { RouteTable } from './route-table.js';
 
@@ -20,7 +19,6 @@ export function passportRouteTable(): RouteTable {
     ...errors('B', [400, 403, 404, 413, 415, 422, 429, 503, 504]),
   };
   return {
-    pathSet: { set: 'B', prefixes: ['/passport-photo'] },
     routes: [
       {
         method: 'get',
@@ -31,20 +29,23 @@ export function passportRouteTable(): RouteTable {
       {
         method: 'get',
         path: '/passport-photo/demo/process',
-        handlers: ({ deps }) => [demoLimit(deps), validateSetB({ query: passportUrlQuery, lowerCaseQuery: ['country'] }), passportFromUrlController(deps)],
+        inputs: passportUrlInputs,
+        handlers: ({ deps, checkInputs }) => [demoLimit(deps), checkInputs, passportFromUrlController(deps)],
         openapi: {
           tags: ['Passport'],
           summary: 'Process a passport photo from a URL',
           description: GATED,
           operationId: 'passportFromUrl',
           security: NO_AUTH,
-          parameters: [...parametersOf(passportUrlQuery, 'query'), ...demoParameters()],
+          parameters: demoParameters(),
           responses,
         },
       },
       {
         method: 'post',
         path: '/passport-photo/demo/process',
+        // The form fields are checked once the upload is received.
+        inputs: passportUploadInputs,
         handlers: ({ deps }) => [demoLimit(deps), passportUploadController(deps)],
         openapi: {
           tags: ['Passport'],

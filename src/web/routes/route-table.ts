@@ -3,9 +3,8 @@
 // tables (src/web/openapi/document.ts), so a route cannot exist without its documentation.
 import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config.js';
-import type { PathSet } from '../../imaging/params.js';
 import type { KeyCache } from '../middleware/auth.js';
-import { pathSet } from '../middleware/path-set.js';
+import { validate, type RouteInputs } from '../middleware/validate.js';
 import type { FrontDoorMetrics } from '../monitoring/metrics.js';
 import type { Json, Operation } from '../openapi/operation.js';
 import type { WebDeps } from '../web-deps.js';
@@ -46,8 +45,13 @@ export interface RouteContext {
 }
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
-/** Middleware and controllers; a nested list is flattened (validateSetB may return several). */
+/** Middleware and controllers; a nested list is flattened (validation may return several). */
 export type Handler = RequestHandler | RequestHandler[];
+
+/** The context of one route: `checkInputs` validates its declared inputs (place it among the handlers). */
+export interface RouteHandlerContext extends RouteContext {
+  checkInputs: RequestHandler[];
+}
 
 export interface RouteSpec {
   method: HttpMethod;
@@ -55,23 +59,27 @@ export interface RouteSpec {
   path: string;
   /** A sub-app owning everything under `path` (router.use); documented as its GET page. */
   mount?: boolean;
-  handlers: (ctx: RouteContext) => Handler[];
+  /**
+   * What the route takes (path params, query, JSON body, form fields, the key header): checked
+   * by `checkInputs`, read by the controller through inputOf(), and listed in its OpenAPI operation.
+   */
+  inputs?: RouteInputs;
+  handlers: (ctx: RouteHandlerContext) => Handler[];
   openapi: Operation;
   /** Another spelling Express routes here (a trailing slash), documented as an operation of its own. */
   alias?: { path: string; summary: string; operationId: string };
 }
 
 export interface RouteTable {
-  /** Requests under these prefixes, matched or not, answer in this set's error shape (and are refused while draining). */
-  pathSet?: { set: PathSet; prefixes: string[] };
   routes: RouteSpec[];
 }
 
 export function mountRoutes(table: RouteTable, ctx: RouteContext): Router {
   const router = Router();
-  if (table.pathSet) router.use(table.pathSet.prefixes, pathSet(table.pathSet.set));
   for (const route of table.routes) {
-    const handlers = route.handlers(ctx);
+    const checkInputs = route.inputs ? validate(route.inputs) : [];
+    const handlers = route.handlers({ ...ctx, checkInputs });
+    if (checkInputs.length > 0 && !handlers.includes(checkInputs)) throw new Error(`${route.method.toUpperCase()} ${route.path} declares inputs but does not check them`);
     if (route.mount) router.use(route.path, ...handlers);
     else router[route.method](route.path, ...handlers);
   }

@@ -1,23 +1,6 @@
 // Inputs read outside an ajv-validated schema, described here once for the OpenAPI document:
-// set A's `public_id` (checked by validatePublicId), the request-mode switches of
-// services/request-mode.ts, the demo gate headers of controllers/image.controller.ts and the file
-// part of multipart uploads (read by services/upload-receiver.ts).
-import { MAX_PUBLIC_ID } from '../services/public-id.js';
-
-export const publicIdProperty = {
-  type: 'string',
-  minLength: 1,
-  maxLength: MAX_PUBLIC_ID,
-  pattern: '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$',
-  description: 'Custom public id: "/"-separated segments of letters, digits, "_", "-", "." (no "." or ".." segments). Without it the file name (transliterated, without extension) is used.',
-};
-
-export const setAUploadQuery = {
-  $id: 'SetAUploadQuery',
-  type: 'object',
-  properties: { public_id: publicIdProperty },
-};
-
+// the request-mode switches of services/request-mode.ts and the demo gate headers of
+// services/demo-gate.ts.
 /** `?async=true` (or `Prefer: respond-async`): 202 with a job status URL instead of waiting. */
 export const requestModeQuery = {
   $id: 'RequestModeQuery',
@@ -45,12 +28,4 @@ export const demoHeaders = {
     origin: { type: 'string', description: 'Origin of a page in DEMO_ORIGINS (sent by browsers)' },
     referer: { type: 'string', description: 'Referer of a page in DEMO_ORIGINS (sent by browsers)' },
   },
-};
-
-/** The image part of a multipart upload. */
-export const fileField = {
-  type: 'string',
-  format: 'binary',
-  contentMediaType: 'application/octet-stream',
-  description: 'JPEG, PNG, WebP or AVIF (decided by the bytes)',
 };

@@ -2,18 +2,15 @@
 // door starts, expanded before a request's plan is resolved. Explicit parameters win.
 import { ConfigError, type Config, type PresetValues } from '../../config.js';
 import { ServiceError } from '../../errors.js';
-import type { TransformRequest } from '../../imaging/params.js';
+import { PRESETTABLE_PARAMS, type TransformRequest } from '../../imaging/params.js';
 import { transformParamProperties } from '../schemas/transform.schemas.js';
 import { compile } from '../validation.js';
-
-/** A preset may set any transform parameter except these (no nesting, no version). */
-const NOT_IN_PRESETS = new Set(['preset', 'v']);
 
 export class PresetBook {
   private readonly presets = new Map<string, TransformRequest>();
 
   constructor(definitions: Record<string, PresetValues>) {
-    const properties = Object.fromEntries(Object.entries(transformParamProperties('B')).filter(([name]) => !NOT_IN_PRESETS.has(name)));
+    const properties = Object.fromEntries(Object.entries(transformParamProperties('B')).filter(([name]) => PRESETTABLE_PARAMS.includes(name)));
     // Defaults are left out: a preset holds only what it names, so explicit parameters can win.
     for (const p of Object.values(properties)) delete p.default;
     const schema = compile<TransformRequest>({ type: 'object', properties, additionalProperties: false });

@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import type { DerivativeOrigin } from '../../catalog/models/derivative.model.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { ServiceError } from '../../errors.js';
-import { facesFocus, focusThroughGeometry } from '../../imaging/focus.js';
 import { outputSize } from '../../imaging/output-size.js';
 import { derivativeKey, formatFromExtension, parseCrop, resolvePlan, type CropRect, type NegotiationContext, type PathSet, type TransformPlan, type TransformRequest, type WatermarkSource } from '../../imaging/params.js';
 import { dependOn, expectHit, type Noted } from './hit-memo.js';
@@ -145,20 +144,11 @@ export async function prepareTransform(
     throw new ServiceError('bad_request', `crop ${request.crop} lies outside the ${image.width}×${image.height} image`);
   }
   const watermark = await watermarkSource(deps, image, request);
-  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, { watermark: watermark?.source, dprCapSource: options.keyless ? { width: image.width, height: image.height } : undefined });
-  if (plan.gravity === 'face') {
-    // Faces were found at upload; none (or an upload from before) → sharp's attention strategy.
-    plan.focus = facesFocus(image.preview?.faces);
-    if (!plan.focus) plan.gravity = 'attention';
-  }
-  if ((plan.blurFaces !== undefined || plan.pixelateFaces !== undefined) && image.preview) {
-    // The upload's faces (their boxes belong to the version, which the key names); an image
-    // without a preview has its faces detected at render.
-    plan.faces = image.preview.faces.map(({ x, y, w, h }) => ({ x, y, w, h }));
-  }
-  if (plan.focus) plan.focus = focusThroughGeometry(plan.focus, plan, image.width, image.height);
-  // Frames survive into WebP output when nothing needs the pixels of one frame alone.
-  if ((image.preview?.frames ?? 1) > 1 && plan.format === 'webp' && !plan.crop && !plan.rot && !plan.flip && !plan.trim && !plan.focus && !plan.watermark && plan.blurFaces === undefined && plan.pixelateFaces === undefined && !plan.removeBg) plan.animated = true;
+  const { plan, dependsOnAccept } = resolvePlan(set, request, ctx, {
+    watermark: watermark?.source,
+    dprCapSource: options.keyless ? { width: image.width, height: image.height } : undefined,
+    source: { width: image.width, height: image.height, faces: image.preview?.faces, frames: image.preview?.frames },
+  });
   options.adjust?.(plan);
   assertOutputWithin(image, plan, deps.config.maxOutputPixels);
   return { image, sources: watermark ? [image, watermark.mark] : [image], plan, key: derivativeKey(image.storageKey, image.version, plan), dependsOnAccept, versioned: request.v !== undefined };

@@ -10,7 +10,7 @@ import { ServiceError } from '../../errors.js';
 import type { WebDeps } from '../web-deps.js';
 import { publicIdFromFilename, validatePublicId } from './public-id.js';
 import { priorityOf, wantsAsync } from './request-mode.js';
-import { uploadBody } from './response-bodies.js';
+import { jobAccepted, uploadBody } from './response-bodies.js';
 import { receiveUpload } from './upload-receiver.js';
 
 export interface UploadOptions {
@@ -92,8 +92,9 @@ export async function handleUpload(deps: WebDeps, req: Request, res: Response, u
   try {
     if (async) {
       await deps.jobs.enqueue(QUEUE_NAMES.uploadFinalize, data, runOptions);
-      res.status(202).setHeader('Location', `${deps.config.baseUrl}/jobs/${jobId}`);
-      res.json({ job_id: jobId, state: 'queued', status_url: `${deps.config.baseUrl}/jobs/${jobId}` });
+      const accepted = jobAccepted(deps.config.baseUrl, jobId);
+      res.status(202).setHeader('Location', accepted.status_url);
+      res.json(accepted);
       return;
     }
     const result = await deps.jobs.run(QUEUE_NAMES.uploadFinalize, data, runOptions);

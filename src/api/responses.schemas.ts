@@ -1,10 +1,12 @@
-// Response-body JSON Schemas (200/202 bodies and error shapes). Source of the OpenAPI document's
-// responses; test/web/openapi.test.ts checks real answers of the service against them.
-import { PASSPORT_COUNTRIES } from '../../passport/specs.js';
+// The HTTP API's response bodies (200/202 bodies and error shapes) as JSON Schemas: the one
+// source of each shape. The OpenAPI document's responses are these schemas; their types
+// (response-types.ts) are inferred from them for the SDK and the front door's body builders;
+// test/web/openapi.test.ts checks real answers of the service against them.
+import { PASSPORT_COUNTRIES } from '../passport/specs.js';
 
-const url = { type: 'string', format: 'uri', minLength: 1, maxLength: 2083 };
-const dateTime = { type: 'string', format: 'date-time' };
-const bytes = { type: 'number', minimum: 0 };
+const url = { type: 'string', format: 'uri', minLength: 1, maxLength: 2083 } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const bytes = { type: 'number', minimum: 0 } as const;
 
 // ── Error shapes ────────────────────────────────────────────────────────────────────────────
 
@@ -19,7 +21,7 @@ export const setAError = {
     status_code: { type: 'integer' },
   },
   required: ['type', 'msg', 'status_code'],
-};
+} as const;
 
 /** Set B errors other than validation (every route outside set A). */
 export const setBError = {
@@ -27,7 +29,7 @@ export const setBError = {
   type: 'object',
   properties: { detail: { type: 'string' } },
   required: ['detail'],
-};
+} as const;
 
 /** Set B 422 (spec 2.9): every problem of header, query and body at once. */
 export const setBValidationError = {
@@ -48,7 +50,7 @@ export const setBValidationError = {
     },
   },
   required: ['detail'],
-};
+} as const;
 
 // ── Set A ───────────────────────────────────────────────────────────────────────────────────
 
@@ -63,7 +65,7 @@ export const imageDescriptionProperties = {
     description: 'Face boxes found at upload, 0-1 of the auto-oriented image (used by gravity=face)',
     items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' } }, required: ['x', 'y', 'w', 'h'] },
   },
-};
+} as const;
 
 /** Upload result (spec 2.1); `cdn_url` repeats `public_url` (the spec's worked examples use that name). */
 export const uploadResultA = {
@@ -79,7 +81,7 @@ export const uploadResultA = {
     ...imageDescriptionProperties,
   },
   required: ['success', 'error', 'public_url', 'size', 'content_type'],
-};
+} as const;
 
 /** Set B upload result: the set A fields plus the catalog record. */
 export const uploadResultB = {
@@ -95,7 +97,7 @@ export const uploadResultB = {
     checksum: { type: 'string', description: 'SHA-256 of the stored bytes (hex)' },
   },
   required: [...uploadResultA.required, 'imageId', 'project', 'public_id', 'width', 'height'],
-};
+} as const;
 
 /** Transform result (spec 2.2). */
 export const transformResult = {
@@ -109,7 +111,7 @@ export const transformResult = {
     content_type: { type: 'string', default: 'image/webp' },
   },
   required: ['success', 'error', 'public_url', 'size', 'content_type'],
-};
+} as const;
 
 /** Source-set result (spec 2.3). */
 export const srcsetResult = {
@@ -122,7 +124,7 @@ export const srcsetResult = {
     ...imageDescriptionProperties,
   },
   required: ['srcset', 'sizes', 'default'],
-};
+} as const;
 
 // ── Async jobs ──────────────────────────────────────────────────────────────────────────────
 
@@ -136,7 +138,7 @@ export const jobAccepted = {
     status_url: url,
   },
   required: ['job_id', 'state', 'status_url'],
-};
+} as const;
 
 export const jobStatus = {
   $id: 'JobStatus',
@@ -154,7 +156,7 @@ export const jobStatus = {
     },
   },
   required: ['job_id', 'state'],
-};
+} as const;
 
 // ── Set B ───────────────────────────────────────────────────────────────────────────────────
 
@@ -163,7 +165,7 @@ export const imageTestResult = {
   type: 'object',
   properties: { valid: { type: 'boolean' }, user_id: { type: 'string' }, plan: { type: 'string' } },
   required: ['valid', 'user_id', 'plan'],
-};
+} as const;
 
 const nullableString = { type: ['string', 'null'] };
 
@@ -224,7 +226,7 @@ export const imageListResult = {
     has_more: { type: 'boolean' },
   },
   required: ['images', 'next_cursor', 'has_more'],
-};
+} as const;
 
 export const deleteImagesResult = {
   $id: 'DeleteImagesResult',
@@ -234,7 +236,7 @@ export const deleteImagesResult = {
     not_found: { type: 'array', items: { type: 'string' }, description: "Unknown ids and other users' ids" },
   },
   required: ['deleted', 'not_found'],
-};
+} as const;
 
 export const usageResult = {
   $id: 'Usage',
@@ -260,7 +262,7 @@ export const usageResult = {
     },
   },
   required: ['storage_bytes', 'image_count', 'derivative_count', 'bandwidth_bytes', 'transformations', 'period_start', 'plan', 'limits'],
-};
+} as const;
 
 export const projectRecord = {
   $id: 'Project',
@@ -274,14 +276,14 @@ export const projectRecord = {
     created_at: dateTime,
   },
   required: ['projectId', 'name', 'slug', 'description', 'image_count', 'created_at'],
-};
+} as const;
 
 export const projectListResult = {
   $id: 'ProjectList',
   type: 'object',
   properties: { projects: { type: 'array', items: { $ref: '#/components/schemas/Project' } } },
   required: ['projects'],
-};
+} as const;
 
 export const deleteProjectResult = {
   $id: 'DeleteProjectResult',
@@ -293,7 +295,7 @@ export const deleteProjectResult = {
     images_deleted: { type: 'integer' },
   },
   required: ['deleted', 'projectId', 'images_moved', 'images_deleted'],
-};
+} as const;
 
 export const plansResult = {
   $id: 'Plans',
@@ -317,7 +319,7 @@ export const plansResult = {
     },
   },
   required: ['plans'],
-};
+} as const;
 
 // ── Passport ────────────────────────────────────────────────────────────────────────────────
 
@@ -325,7 +327,7 @@ export const passportSpecsResult = {
   $id: 'PassportSpecs',
   type: 'object',
   properties: {
-    countries: { type: 'array', items: { type: 'string', enum: [...PASSPORT_COUNTRIES] } },
+    countries: { type: 'array', items: { type: 'string', enum: PASSPORT_COUNTRIES } },
     specs: {
       type: 'object',
       description: 'One record per document: print and digital size, DPI, head-height range, eye-line range and top margin (null where the document sets none), background, file-size limits (null = none), print-sheet layout, glasses and expression rules, notes, sources',
@@ -333,18 +335,24 @@ export const passportSpecsResult = {
     },
   },
   required: ['countries', 'specs'],
-};
+} as const;
 
-const renderedImage = (what: string) => ({
-  type: 'object',
-  properties: {
-    data_url: { type: 'string', description: `The ${what} as a data:image/jpeg;base64 URL` },
-    width: { type: 'integer' },
-    height: { type: 'integer' },
-    dpi: { type: 'integer' },
-  },
-  required: ['data_url', 'width', 'height'],
-});
+/** An image of the passport answer: the data URL with its size and density, plus `extra` fields. */
+const renderedImage = <W extends string, E extends Record<string, object>>(what: W, extra: E) =>
+  ({
+    type: 'object',
+    properties: {
+      data_url: { type: 'string', description: `The ${what} as a data:image/jpeg;base64 URL` },
+      width: { type: 'integer' },
+      height: { type: 'integer' },
+      dpi: { type: 'integer' },
+      ...extra,
+    },
+    required: ['data_url', 'width', 'height', 'dpi'],
+  }) as const;
+
+const photo = renderedImage('photo', { bytes, format: { type: 'string' }, quality: { type: 'integer' } } as const);
+const printSheet = renderedImage('4x6 in print sheet', { copies: { type: 'integer' } } as const);
 
 export const passportResult = {
   $id: 'PassportResult',
@@ -352,19 +360,20 @@ export const passportResult = {
   description: 'JSON answer (default). With `Accept: image/jpeg` (and not application/json) the body is the photo itself.',
   properties: {
     success: { type: 'boolean' },
-    country: { type: 'string', enum: [...PASSPORT_COUNTRIES] },
-    spec: { type: 'object', description: 'The specification applied (as in GET /passport-photo/specs)' },
-    photo: { ...renderedImage('photo'), properties: { ...renderedImage('photo').properties, bytes: bytes, format: { type: 'string' }, quality: { type: 'integer' } } },
-    print_sheet: { anyOf: [{ ...renderedImage('4x6 in print sheet'), properties: { ...renderedImage('print sheet').properties, copies: { type: 'integer' } } }, { type: 'null' }] },
+    country: { type: 'string', enum: PASSPORT_COUNTRIES },
+    spec: { type: 'object', description: 'The specification applied (as in GET /passport-photo/specs)', properties: { name: { type: 'string' } }, required: ['name'] },
+    photo: { ...photo, required: [...photo.required, 'bytes', 'format', 'quality'] },
+    print_sheet: { anyOf: [{ ...printSheet, required: [...printSheet.required, 'copies'] }, { type: 'null' }] },
     face: {
       type: 'object',
       description: 'The face used, normalized to the input image (0-1)',
       properties: {
-        box: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } } },
-        confidence: { type: ['number', 'null'] },
+        box: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } }, required: ['x', 'y', 'width', 'height'] },
+        confidence: { type: ['number', 'null'], description: 'Detector score; null for a manual box without a matching detection' },
         keypoints: {},
         detector: { type: 'string', enum: ['short', 'full', 'tiled', 'manual'] },
       },
+      required: ['box', 'confidence', 'detector'],
     },
     measurements: { type: 'object', description: 'Head height, eye line, crown, chin, centring, roll, faces, scale, … measured on the output alone (null where it could not be measured)' },
     checks: {
@@ -389,8 +398,8 @@ export const passportResult = {
     compliant: { type: 'boolean', description: "Every check of severity 'error' passed (a cut crown, closed or hidden eyes, glasses where forbidden, … make it false)" },
     warnings: { type: 'array', items: { type: 'string' } },
   },
-  required: ['success', 'country', 'photo', 'print_sheet', 'face', 'measurements', 'checks', 'warnings'],
-};
+  required: ['success', 'country', 'spec', 'photo', 'print_sheet', 'face', 'measurements', 'checks', 'compliant', 'warnings'],
+} as const;
 
 // ── Status ──────────────────────────────────────────────────────────────────────────────────
 
@@ -404,14 +413,14 @@ export const rootResult = {
     links: { type: 'object', additionalProperties: url },
   },
   required: ['name', 'description', 'version', 'links'],
-};
+} as const;
 
 const healthCheck = {
   type: 'object',
   description: 'Public callers get `ok` only; latency, error text and detail (worker processes) need the admin credential',
   properties: { ok: { type: 'boolean' }, latency_ms: { type: 'integer' }, error: { type: 'string' }, detail: {} },
   required: ['ok'],
-};
+} as const;
 
 export const healthResult = {
   $id: 'Health',
@@ -428,7 +437,7 @@ export const healthResult = {
     },
   },
   required: ['status', 'version', 'failing', 'checks'],
-};
+} as const;
 
 /** Every named response schema, for the OpenAPI components (keyed by `$id`). */
 export const RESPONSE_SCHEMAS = [
@@ -458,3 +467,6 @@ export const RESPONSE_SCHEMAS = [
 
 /** Media types of binary image responses. */
 export const IMAGE_MEDIA_TYPES = ['image/avif', 'image/webp', 'image/jpeg', 'image/png'] as const;
+
+/** The placeholders and faces of an original, as one object (a part of several bodies). */
+export const imageDescription = { type: 'object', properties: imageDescriptionProperties, required: ['version', 'thumbhash', 'dominant_color', 'lqip', 'faces'] } as const;

@@ -1,41 +1,37 @@
-// Set B CDN management: POST /cdn/upload, GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
+// A user's images: GET /image/test (the key's owner), GET/DELETE /cdn/images, DELETE /cdn/{image_id}, GET /cdn/usage.
 import type { Request, Response } from 'express';
+import type { DeleteImagesResult, ImageList, ImageTestResult, Usage } from '../../api/response-types.js';
 import { Types } from 'mongoose';
 import { deleteImage, listImagesPage } from '../../catalog/images.js';
 import { planById } from '../../catalog/plans.js';
-import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, listProjects, projectImageFilter, resolveProjectForUpload } from '../../catalog/projects.js';
+import { DEFAULT_PROJECT_SLUG, ensureDefaultProject, listProjects, projectImageFilter } from '../../catalog/projects.js';
 import { announceImageChange } from '../../catalog/image-changes.js';
 import { currentPeriod, readUsage } from '../../catalog/usage.js';
 import { ServiceError } from '../../errors.js';
 import { currentUser } from '../middleware/auth.js';
+import { inputOf } from '../middleware/validate.js';
+import { deleteImagesInputs, deleteOneImageInputs, listImagesInputs, listImagesQuery } from '../schemas/images.schemas.js';
 import { imageDescription } from '../services/response-bodies.js';
-import { handleUpload } from '../services/upload-service.js';
 import type { WebDeps } from '../web-deps.js';
 
-export function cdnUploadController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
+export function imageTestController() {
+  return (_req: Request, res: Response) => {
     const user = currentUser(res);
-    await handleUpload(deps, req, res, user, {
-      api: 'B',
-      resolveProject: async (fields) => {
-        const project = await resolveProjectForUpload(deps.catalog, user.userId, fields.project);
-        return { id: String(project._id), slug: project.slug };
-      },
-    });
+    res.json({ valid: true, user_id: user.userId, plan: user.plan } satisfies ImageTestResult);
   };
 }
 
 export function listImagesController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
-    const { project, limit = 50, cursor } = res.locals.query as { project?: string; limit?: number; cursor?: string };
+    const { project, limit = listImagesQuery.properties.limit.default, cursor } = inputOf(res, listImagesInputs).query;
     const projects = await listProjects(deps.catalog, user.userId);
     const slugById = new Map(projects.map((p) => [String(p._id), p.slug]));
     let scope: Record<string, unknown> = { userId: user.userId };
     if (project) {
       const match = projects.find((p) => p.slug === project) ?? (project === DEFAULT_PROJECT_SLUG ? await ensureDefaultProject(deps.catalog, user.userId) : null);
       if (!match) {
-        res.json({ images: [], next_cursor: null, has_more: false });
+        res.json({ images: [], next_cursor: null, has_more: false } satisfies ImageList);
         return;
       }
       scope = projectImageFilter(match);
@@ -52,21 +48,21 @@ export function listImagesController(deps: WebDeps) {
         public_url: deps.storage.publicUrl(d.storageKey),
         public_id: d.publicId,
         project: d.projectId ? (slugById.get(String(d.projectId)) ?? DEFAULT_PROJECT_SLUG) : DEFAULT_PROJECT_SLUG,
-        format: d.format,
+        format: d.format as ImageList['images'][number]['format'],
         width: d.width,
         height: d.height,
         size: d.bytes,
         checksum: d.checksum,
-        created_at: d.createdAt,
+        created_at: new Date(d.createdAt).toISOString(),
         ...imageDescription(d),
       })),
       next_cursor: hasMore && page.length > 0 ? String(page[page.length - 1]._id) : null,
       has_more: hasMore,
-    });
+    } satisfies ImageList);
   };
 }
 
-async function deleteMany(deps: WebDeps, userId: string, ids: string[]) {
+async function deleteMany(deps: WebDeps, userId: string, ids: readonly string[]): Promise<DeleteImagesResult> {
   const deleted: string[] = [];
   const notFound: string[] = [];
   for (const id of [...new Set(ids)]) {
@@ -86,15 +82,15 @@ async function deleteMany(deps: WebDeps, userId: string, ids: string[]) {
 export function deleteImagesController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
-    const { imageIds } = res.locals.body as { imageIds: string[] };
+    const { imageIds } = inputOf(res, deleteImagesInputs).body;
     res.json(await deleteMany(deps, user.userId, imageIds));
   };
 }
 
 export function deleteOneImageController(deps: WebDeps) {
-  return async (req: Request, res: Response) => {
+  return async (_req: Request, res: Response) => {
     const user = currentUser(res);
-    const result = await deleteMany(deps, user.userId, [String(req.params.image_id)]);
+    const result = await deleteMany(deps, user.userId, [inputOf(res, deleteOneImageInputs).params.image_id]);
     if (result.deleted.length === 0) throw new ServiceError('not_found', 'Image not found');
     res.json(result);
   };
@@ -121,6 +117,6 @@ export function usageController(deps: WebDeps) {
         transformations_per_month: plan.transformations_per_month,
         max_upload_bytes: Math.min(plan.max_upload_bytes, deps.config.maxUploadBytes),
       },
-    });
+    } satisfies Usage);
   };
 }
