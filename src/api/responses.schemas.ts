@@ -167,7 +167,7 @@ export const imageTestResult = {
   required: ['valid', 'user_id', 'plan'],
 } as const;
 
-const nullableString = { type: ['string', 'null'] };
+const nullableString = { type: ['string', 'null'] } as const;
 
 export const imageInfoResult = {
   $id: 'ImageInfo',
@@ -186,17 +186,19 @@ export const imageInfoResult = {
     dominant_color: { ...nullableString, description: '#rrggbb' },
     thumbhash: { ...nullableString, description: 'ThumbHash, base64' },
     lqip: { ...nullableString, description: 'data:image/webp;base64,… (at most 1 kB)' },
-    faces: { type: 'array', description: 'Found at upload; 0-1 of the auto-oriented image, largest first', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' }, score: { type: 'number' } }, required: ['x', 'y', 'w', 'h', 'score'] } },
+    faces: { type: 'array', description: 'Found at upload; 0-1 of the auto-oriented image, largest first', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' }, score: { type: 'number' } }, required: ['x', 'y', 'w', 'h', 'score'], additionalProperties: false } },
     exif: {
       type: ['object', 'null'],
       description: 'Only these three EXIF fields; null without EXIF',
       properties: { make: nullableString, model: nullableString, taken_at: { ...nullableString, description: "DateTimeOriginal: the camera's local time, ISO 8601 without zone" } },
       required: ['make', 'model', 'taken_at'],
+      additionalProperties: false,
     },
     has_location: { type: 'boolean', description: 'The original carries GPS coordinates (EXIF or XMP)' },
   },
   required: ['width', 'height', 'format', 'bytes', 'has_alpha', 'space', 'orientation', 'animated', 'frames', 'dominant_color', 'thumbhash', 'lqip', 'faces', 'exif', 'has_location'],
-};
+  additionalProperties: false,
+} as const;
 
 export const imageListResult = {
   $id: 'ImageList',

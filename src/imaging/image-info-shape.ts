@@ -1,12 +1,13 @@
 // The answer of GET /cdn/{id}/info and /image/info, as the worker computes it and the front door
 // and the SDK pass it on (no sharp here: the front door imports it).
 import type { FaceBox } from './focus.js';
+import type { OutputFormat } from './formats.js';
 
 export interface ImageInfo {
   /** After EXIF orientation. */
   width: number;
   height: number;
-  format: string;
+  format: OutputFormat;
   /** Size of the stored original. */
   bytes: number;
   has_alpha: boolean;

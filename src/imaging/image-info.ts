@@ -6,6 +6,7 @@
 // metadata.
 import exifReader from 'exif-reader';
 import sharp from 'sharp';
+import type { OutputFormat } from './formats.js';
 import type { ImageInfo } from './image-info-shape.js';
 import type { ImagePreview } from './preview.js';
 
@@ -59,7 +60,8 @@ export async function describeOriginal(bytes: Buffer, entry: CataloguedOriginal)
   return {
     width: entry.width,
     height: entry.height,
-    format: entry.format,
+    // One of the four upload formats (the upload's inspection decided it).
+    format: entry.format as OutputFormat,
     bytes: entry.bytes,
     has_alpha: meta.hasAlpha === true,
     space: meta.space ?? 'srgb',

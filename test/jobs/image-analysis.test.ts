@@ -67,7 +67,7 @@ describe('image analysis jobs', function () {
     const info = await imageInfoOf(svc.deps, current);
     expect(info).to.include({ format: 'png', has_alpha: true, width: 120, height: 80, has_location: false });
     // A job of the old version finishing now must not overwrite the new version's analysis.
-    expect(await storeAnalysis(svc.deps.catalog, first.imageId, old.version, 'info', { ...info, format: 'stale' })).to.equal(false);
+    expect(await storeAnalysis(svc.deps.catalog, first.imageId, old.version, 'info', { ...info, format: 'jpeg' })).to.equal(false);
     expect((await readAnalysis(svc.deps.catalog, first.imageId, current.version, 'info'))?.format).to.equal('png');
     // A version the entry does not name fails as not found (the job checks the version).
     const err = await imageInfoOf(svc.deps, { ...current, version: 'notthisone' }).then(

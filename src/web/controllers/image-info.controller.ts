@@ -2,6 +2,7 @@
 // caller's own images): the original's info, computed once per version by an analyze job in a
 // worker (the front door loads no sharp) and then read from the catalog.
 import type { Request, RequestHandler, Response } from 'express';
+import type { ImageInfoResult } from '../../api/response-types.js';
 import type { ImageDoc } from '../../catalog/models/image.model.js';
 import { imageInfoOf } from '../../jobs/image-analysis.js';
 import { currentUser } from '../middleware/auth.js';
@@ -23,7 +24,7 @@ export function cdnInfoController(deps: WebDeps, limit: RequestHandler) {
       });
       throw err;
     }
-    res.json(await imageInfoOf(deps, image));
+    res.json((await imageInfoOf(deps, image)) satisfies ImageInfoResult);
   };
 }
 
@@ -32,6 +33,6 @@ export function imageInfoController(deps: WebDeps) {
   return async (_req: Request, res: Response) => {
     const user = currentUser(res);
     const { query } = inputOf(res, imageInfoInputs);
-    res.json(await imageInfoOf(deps, await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src))));
+    res.json((await imageInfoOf(deps, await findOwnedImageByRef(deps, user.userId, requireSrcRef(deps, query.src)))) satisfies ImageInfoResult);
   };
 }
