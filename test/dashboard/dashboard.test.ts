@@ -296,6 +296,8 @@ describe('web dashboard in headless Chromium', function () {
     expect(widths.length).to.be.within(2, 8);
     for (const [w, natural] of widths) expect(natural).to.equal(w);
     expect([widths[0][0], widths.at(-1)![0]]).to.deep.equal([200, hero.width]);
+    // The candidates just rendered are counted in batches: the usage test reads settled figures.
+    await svc.derivativesSettled(user.userId);
   });
 
   it('usage: storage, bandwidth and transformations against the plan limits', async () => {
