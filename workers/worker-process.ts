@@ -21,6 +21,7 @@ import { releaseAsyncUploadSlot } from '../src/jobs/async-upload-slots.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { ProcessorContext } from './processors/processor-context.js';
 import { guarded } from './processors/run-processor.js';
+import { analyzeProcessor } from './processors/analyze.processor.js';
 import { transformProcessor } from './processors/transform.processor.js';
 import { uploadFinalizeProcessor } from './processors/upload-finalize.processor.js';
 import type { Redis } from 'ioredis';
@@ -65,6 +66,7 @@ export class WorkerProcess {
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,
       [QUEUE_NAMES.transform]: guarded(transformProcessor(ctx)) as Processor,
+      [QUEUE_NAMES.analyze]: guarded(analyzeProcessor(ctx)) as Processor,
     };
     // Job metrics reach the front door's /metrics through Redis (see src/jobs/job-metrics.ts).
     this.metrics = new JobMetricsPublisher(this.connection, `${os.hostname()}:${process.pid}`, config.heartbeatMs);

@@ -44,3 +44,15 @@ for (const [src, name, jpegOptions] of photos) {
 '
 jpegtran -copy all -restart 8 -outfile "$work/r.jpg" "$out/photos/Rocket.jpg" && mv "$work/r.jpg" "$out/photos/Rocket.jpg"
 ls -la "$out/photos" "$out/faces"
+# A camera-style JPEG with EXIF: Grace Hopper stored sideways (turned 90° anticlockwise, so EXIF
+# orientation 6 shows her upright), with camera make/model, a taken-at time and GPS written by
+# exiftool (libimage-exiftool-perl): the image-info and metadata-stripping tests read it.
+mkdir -p "$out/exif"
+exif="$out/exif/grace_hopper_gps_orientation6.jpg"
+node --input-type=module -e '
+import sharp from "sharp";
+await sharp(process.argv[1]).rotate(270).jpeg({ quality: 90 }).toFile(process.argv[2]);
+' "$out/faces/02_grace_hopper.jpg" "$exif"
+exiftool -q -overwrite_original -n -Orientation=6 -Make=Canon -Model="Canon EOS 5D Mark IV" \
+  -DateTimeOriginal="2024:05:06 07:08:09" -GPSLatitude=48.8584 -GPSLatitudeRef=N \
+  -GPSLongitude=2.2945 -GPSLongitudeRef=E "$exif"

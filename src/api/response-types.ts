@@ -2,7 +2,7 @@
 // json-schema-to-ts: the SDK exports them and the front door builds its bodies as them, so a
 // body, its documentation and its type cannot drift apart.
 import type { FromSchema } from 'json-schema-to-ts';
-import type { deleteImagesResult, deleteProjectResult, imageDescription, imageListResult, imageTestResult, jobAccepted, passportResult, passportSpecsResult, projectRecord, setAError, setBError, setBValidationError, srcsetResult, transformResult, uploadResultA, uploadResultB, usageResult } from './responses.schemas.js';
+import type { deleteImagesResult, deleteProjectResult, imageDescription, imageInfoResult, imageListResult, imageTestResult, jobAccepted, passportResult, passportSpecsResult, projectRecord, setAError, setBError, setBValidationError, srcsetResult, transformResult, uploadResultA, uploadResultB, usageResult } from './responses.schemas.js';
 
 export type SetAErrorBody = FromSchema<typeof setAError>;
 export type SetBErrorBody = FromSchema<typeof setBError>;
@@ -16,6 +16,8 @@ export type TransformResult = FromSchema<typeof transformResult>;
 export type SrcsetResult = FromSchema<typeof srcsetResult>;
 export type JobAccepted = FromSchema<typeof jobAccepted>;
 export type ImageTestResult = FromSchema<typeof imageTestResult>;
+/** GET /cdn/{image_id}/info and /image/info (the worker's ImageInfo must satisfy it). */
+export type ImageInfoResult = FromSchema<typeof imageInfoResult>;
 export type ImageList = FromSchema<typeof imageListResult>;
 export type DeleteImagesResult = FromSchema<typeof deleteImagesResult>;
 export type Usage = FromSchema<typeof usageResult>;

@@ -144,6 +144,9 @@ async function tryRecordUpload(catalog: Catalog, input: RecordUploadInput, exist
     uploadId: fields.uploadId,
     pendingUsage,
     preview: input.preview ?? null,
+    // What was computed for the version replaced no longer holds (an object, so that analyze
+    // jobs can set its fields one by one).
+    analysis: {},
   };
   let image: ImageDoc | null;
   if (existing) {

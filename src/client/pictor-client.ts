@@ -10,6 +10,7 @@ import type {
   DeleteImagesResult,
   DeleteProjectResult,
   ImagePage,
+  ImageInfo,
   ImageParams,
   ImageRecord,
   KeyInfo,
@@ -217,7 +218,18 @@ export class PictorClient {
   /** `GET /generate/srcset`: server-signed srcset, sizes and default URL. */
   async srcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
     return this.call<SrcsetResult>('GET', '/generate/srcset', {
-      query: { src, w: options.widths?.join(','), f: options.f, q: options.q, sizes: options.sizes, ttl: options.ttl },
+      query: {
+        src,
+        w: options.widths === 'auto' ? 'auto' : options.widths?.join(','),
+        f: options.f,
+        q: options.q,
+        sizes: options.sizes,
+        ttl: options.ttl,
+        min_w: options.min_w,
+        max_w: options.max_w,
+        bytes_step: options.bytes_step,
+        max_images: options.max_images,
+      },
     });
   }
 
@@ -226,6 +238,7 @@ export class PictorClient {
    * `secret`). Identical to the server's answer for the same arguments.
    */
   async signedSrcset(src: string, options: SrcsetOptions = {}): Promise<SrcsetResult> {
+    if (options.widths === 'auto') throw new RangeError("widths 'auto' are chosen by the server from the image's bytes: use srcset()");
     const widths = options.widths ?? SRCSET_WIDTHS.default;
     if (widths.length < 1 || widths.length > SRCSET_WIDTHS.maxCount || widths.some((w) => !Number.isInteger(w) || w < 1 || w > MAX_SIDE)) {
       throw new RangeError(`widths must be 1 to ${SRCSET_WIDTHS.maxCount} integers between 1 and ${MAX_SIDE}`);
@@ -242,6 +255,18 @@ export class PictorClient {
       sizes: options.sizes ?? `(max-width: ${largest}px) 100vw, ${largest}px`,
       default: urls[Math.floor((widths.length - 1) / 2)],
     };
+  }
+
+  // ---- image info ----------------------------------------------------------------------------
+
+  /** `GET /image/info?src=` with the key: size, format, colour, placeholders, faces, three EXIF fields, GPS presence. */
+  async info(src: string): Promise<ImageInfo> {
+    return this.call<ImageInfo>('GET', '/image/info', { query: { src } });
+  }
+
+  /** `GET /cdn/{imageId}/info`: the same, public (no key), as `/cdn/{imageId}` is. */
+  async publicInfo(imageId: string): Promise<ImageInfo> {
+    return this.call<ImageInfo>('GET', `/cdn/${encodeURIComponent(imageId)}/info`, { auth: false });
   }
 
   // ---- account -------------------------------------------------------------------------------

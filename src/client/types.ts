@@ -35,8 +35,20 @@ export interface UploadOptions {
 export type UploadResult = CdnUploadResult;
 
 export interface SrcsetOptions {
-  /** Widths in the order wanted (default SRCSET_WIDTHS.default: 400, 800, 1200). */
-  widths?: number[];
+  /**
+   * Widths in the order wanted (default SRCSET_WIDTHS.default: 400, 800, 1200), or `'auto'`:
+   * widths about `bytes_step` bytes apart from `min_w` to `max_w`, at most `max_images` of them
+   * (chosen by the server: `srcset` only, not `signedSrcset`).
+   */
+  widths?: number[] | 'auto';
+  /** widths 'auto': the smallest width (default 200). */
+  min_w?: number;
+  /** widths 'auto': the largest width (default the original's, at most 4096). */
+  max_w?: number;
+  /** widths 'auto': bytes between consecutive candidates (default 20,000). */
+  bytes_step?: number;
+  /** widths 'auto': at most this many widths, then evenly spaced in bytes (default 8). */
+  max_images?: number;
   f?: FormatParam;
   q?: TransformParams['q'];
   /** Value of the `sizes` attribute (default `(max-width: <largest>px) 100vw, <largest>px`). */
@@ -46,6 +58,9 @@ export interface SrcsetOptions {
   /** signedSrcset: the image's version (`version` of its upload or listing entry): the URLs become immutable. */
   version?: string;
 }
+
+/** `GET /cdn/{imageId}/info` and `GET /image/info`: what the original is (the server's own type). */
+export type { ImageInfo } from '../imaging/image-info-shape.js';
 
 export type ImagePage = ImageList;
 export type ImageRecord = ImageList['images'][number];

@@ -6,13 +6,16 @@ import type { Redis } from 'ioredis';
 import type { DerivativeOrigin } from '../catalog/models/derivative.model.js';
 import { ConfigError } from '../config.js';
 import { ServiceError } from '../errors.js';
-import type { TransformPlan } from '../imaging/params.js';
+import type { ImageInfo } from '../imaging/image-info-shape.js';
+import type { OutputFormat, TransformPlan } from '../imaging/params.js';
 import type { ImagePreview } from '../imaging/preview.js';
+import type { ByteCurve } from '../imaging/srcset-widths.js';
 
 export const QUEUE_NAMES = {
   uploadFinalize: 'upload-finalize',
   transform: 'transform',
   passport: 'passport',
+  analyze: 'analyze',
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
@@ -117,10 +120,29 @@ export interface PassportJobResult {
   report: Record<string, unknown>;
 }
 
+/** What an analyze job computes about one image version (kept in the catalog: image-analysis.ts). */
+export type AnalyzeTask =
+  /** GET /cdn/{id}/info's answer. */
+  | { kind: 'info' }
+  /** srcset w=auto's byte curve: renders as the srcset's URLs ask for them, in this format and quality. */
+  | { kind: 'byte-curve'; format: OutputFormat; quality: number | string };
+
+export interface AnalyzeJobData {
+  userId: string;
+  imageId: string;
+  /** The version analysed: the job fails (not found) once the image names another. */
+  version: string;
+  sourceKey: string;
+  task: AnalyzeTask;
+}
+
+export type AnalyzeResult = { kind: 'info'; info: ImageInfo } | { kind: 'byte-curve'; curve: ByteCurve };
+
 export interface JobTypes {
   [QUEUE_NAMES.uploadFinalize]: { data: UploadFinalizeJobData; result: UploadFinalizeResult };
   [QUEUE_NAMES.transform]: { data: TransformJobData; result: TransformResult };
   [QUEUE_NAMES.passport]: { data: PassportJobData; result: PassportJobResult };
+  [QUEUE_NAMES.analyze]: { data: AnalyzeJobData; result: AnalyzeResult };
 }
 
 /** Job data of a job with a durable record (job-records.ts): the worker removes the record once the job has run. */

@@ -59,7 +59,7 @@ describe('client SDK against the running service', function () {
   let hero: UploadResult;
 
   before(async () => {
-    svc = await TestService.start({ workerQueues: 'upload-finalize,transform,passport', env: { DEMO_TOKEN, WORKER_CONCURRENCY: '2' } });
+    svc = await TestService.start({ workerQueues: 'upload-finalize,transform,passport,analyze', env: { DEMO_TOKEN, WORKER_CONCURRENCY: '2' } });
     user = await svc.createUser();
     client = new PictorClient({ baseUrl: svc.baseUrl, apiKey: user.key, keyId: user.keyId, secret: user.secret, demoToken: DEMO_TOKEN });
     hero = await client.upload(await jpeg(1600, 1000), { publicId: 'sdk/hero', project: 'SDK Tests', filename: 'hero.jpg' });
@@ -191,6 +191,29 @@ describe('client SDK against the running service', function () {
       expect(defaults.sizes).to.equal('(max-width: 1200px) 100vw, 1200px');
       const err = await apiError(client.srcset('https://elsewhere.example/x.jpg'), 422);
       expect(err.body).to.deep.include({ type: 'image_processing_error', status_code: 422 });
+    });
+
+    it("srcset() with widths 'auto' sends min_w, max_w, bytes_step and max_images; signedSrcset() refuses 'auto'", async () => {
+      const auto = await client.srcset(hero.public_url, { widths: 'auto', f: 'webp', q: 80, min_w: 300, max_w: 1500, bytes_step: 5_000, max_images: 4 });
+      const widths = auto.srcset.split(', ').map((e) => Number(e.split(' ')[1].replace('w', '')));
+      expect(widths).to.have.length.within(2, 4);
+      expect([widths[0], widths.at(-1)]).to.deep.equal([300, 1500]);
+      try {
+        await client.signedSrcset(hero.public_url, { widths: 'auto' });
+        expect.fail('expected a RangeError');
+      } catch (err) {
+        expect(err).to.be.instanceOf(RangeError);
+      }
+      const bad = await apiError(client.srcset(hero.public_url, { widths: 'auto', max_images: 0 }), 400);
+      expect(bad.body).to.deep.include({ type: 'request_error', status_code: 400 });
+    });
+
+    it('info() (keyed) and publicInfo() (no key) tell the same facts; another key gets 404 from info()', async () => {
+      const keyed = await client.info(hero.public_url);
+      expect(keyed).to.include({ width: 1600, height: 1000, format: 'jpeg', orientation: 1, has_location: false, animated: false, frames: 1 });
+      expect(await new PictorClient({ baseUrl: svc.baseUrl }).publicInfo(hero.imageId)).to.deep.equal(keyed);
+      const stranger = await svc.createUser();
+      await apiError(new PictorClient({ baseUrl: svc.baseUrl, apiKey: stranger.key }).info(hero.public_url), 404);
     });
 
     it('a client-signed srcset loads in headless Chromium, signed in the browser with WebCrypto', async function () {

@@ -60,7 +60,7 @@ describe('web dashboard in headless Chromium', function () {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     svc = await TestService.start({
-      workerQueues: 'upload-finalize,transform,passport',
+      workerQueues: 'upload-finalize,transform,passport,analyze',
       env: { PORT: String(port), BASE_URL: base, DEMO_ORIGINS: base, WORKER_CONCURRENCY: '2' },
     });
     user = await svc.createUser();
@@ -281,6 +281,23 @@ describe('web dashboard in headless Chromium', function () {
     await page.waitForFunction(() => (document.getElementById('ss-responsive') as HTMLImageElement).complete && /candidate/.test(document.getElementById('ss-current')!.textContent ?? ''));
     expect(await page.textContent('#ss-current')).to.match(/800 px candidate/);
     await shot(page, '06-srcset');
+  });
+
+  it('srcset: widths "auto" are chosen by the server, from 200 px to the image\'s width, and every candidate loads', async () => {
+    await section(page, 'srcset');
+    const hero = (await sdk.images.list({ limit: 100 })).images.find((i) => i.public_id === 'e2e/hero')!;
+    await page.selectOption('#ss-src', hero.public_url);
+    await page.fill('#ss-widths', 'auto');
+    await page.selectOption('#ss-format', 'webp');
+    await page.click('#ss-form button[type="submit"]');
+    await page.waitForFunction(() => /candidates/.test(document.getElementById('ss-status')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#ss-previews img')).every((img) => img.dataset.loaded === 'true'), undefined, { timeout: 20_000 });
+    const widths = await page.$$eval('#ss-previews img', (imgs) => imgs.map((img) => [Number((img as HTMLImageElement).dataset.width), (img as HTMLImageElement).naturalWidth]));
+    expect(widths.length).to.be.within(2, 8);
+    for (const [w, natural] of widths) expect(natural).to.equal(w);
+    expect([widths[0][0], widths.at(-1)![0]]).to.deep.equal([200, hero.width]);
+    // The candidates just rendered are counted in batches: the usage test reads settled figures.
+    await svc.derivativesSettled(user.userId);
   });
 
   it('usage: storage, bandwidth and transformations against the plan limits', async () => {

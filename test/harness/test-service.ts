@@ -59,7 +59,7 @@ export class TestService {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       WORKER_CONCURRENCY: '2',
       WORKER_HEARTBEAT_MS: '500',
-      WORKER_QUEUES: options.workerQueues ?? 'upload-finalize,transform',
+      WORKER_QUEUES: options.workerQueues ?? 'upload-finalize,transform,analyze',
       ...options.env,
     };
     const config = loadConfig(env);

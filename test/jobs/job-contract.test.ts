@@ -12,7 +12,7 @@ const WORKER_ENTRY = path.resolve(here, '../../workers/main.js');
 
 describe('job contract: the queues a worker serves', () => {
   it('serves the queues WORKER_QUEUES lists, all of them when it lists none', () => {
-    expect(servedQueues([])).to.deep.equal(['upload-finalize', 'transform', 'passport']);
+    expect(servedQueues([])).to.deep.equal(['upload-finalize', 'transform', 'passport', 'analyze']);
     expect(servedQueues([])).to.equal(ALL_QUEUES);
     expect(servedQueues(['passport', 'transform'])).to.deep.equal(['passport', 'transform']);
   });

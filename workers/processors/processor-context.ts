@@ -1,6 +1,7 @@
 import type { Catalog } from '../../src/catalog/catalog.js';
 import type { ImageChange } from '../../src/catalog/image-changes.js';
 import type { Config } from '../../src/config.js';
+import type { EncoderSettings } from '../../src/imaging/pipeline.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { Logger } from 'pino';
 import type { DerivativeLedger } from '../derivative-ledger.js';
@@ -18,4 +19,14 @@ export interface ProcessorContext {
   libvips: LibvipsThreads;
   /** Records stored derivatives in the catalog in batches, after their jobs have answered. */
   derivatives: DerivativeLedger;
+}
+
+/** The encoder settings and render limits every render of a worker uses. */
+export function encoderSettings(config: Config): EncoderSettings {
+  return {
+    avifEffort: config.avifEffort,
+    webpEffort: config.webpEffort,
+    maxInputPixels: config.maxInputPixels,
+    timeoutSeconds: config.renderTimeoutSeconds,
+  };
 }

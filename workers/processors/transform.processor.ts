@@ -9,15 +9,10 @@ import { classifyRenderFailure } from '../../src/imaging/render-failure.js';
 import type { TransformJobData, TransformResult } from '../../src/jobs/job-contract.js';
 import { notesMetadata } from '../../src/storage/derivative-metadata.js';
 import { readIfPresent } from '../../src/storage/storage.js';
-import type { ProcessorContext } from './processor-context.js';
+import { encoderSettings, type ProcessorContext } from './processor-context.js';
 
 export function transformProcessor(ctx: ProcessorContext) {
-  const settings = {
-    avifEffort: ctx.config.avifEffort,
-    webpEffort: ctx.config.webpEffort,
-    maxInputPixels: ctx.config.maxInputPixels,
-    timeoutSeconds: ctx.config.renderTimeoutSeconds,
-  };
+  const settings = encoderSettings(ctx.config);
   return async (job: Job<TransformJobData, TransformResult>): Promise<TransformResult> => {
     const data = job.data;
     const source = await readIfPresent(ctx.storage, data.sourceKey);

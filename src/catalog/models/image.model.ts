@@ -1,5 +1,7 @@
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import type { ImageInfo } from '../../imaging/image-info-shape.js';
 import type { ImagePreview } from '../../imaging/preview.js';
+import type { ByteCurve } from '../../imaging/srcset-widths.js';
 
 export interface ImageDoc {
   _id: Types.ObjectId; // imageId; ObjectIds grow with time, so _id order is upload order
@@ -21,8 +23,17 @@ export interface ImageDoc {
   pendingUsage?: { opId: string; storageBytes: number; imageCount: number } | null;
   /** Faces, placeholders and frame count, computed once by the finalize job (null: not available). */
   preview?: ImagePreview | null;
+  /** What analyze jobs computed for this version, on first request (cleared by a replacement). */
+  analysis?: ImageAnalysis | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface ImageAnalysis {
+  /** GET /cdn/{id}/info's answer. */
+  info?: ImageInfo;
+  /** srcset w=auto's byte curves, by byteCurveKey (format and quality). */
+  byteCurves?: Record<string, ByteCurve>;
 }
 
 const imageSchema = new Schema<ImageDoc>(
@@ -41,6 +52,7 @@ const imageSchema = new Schema<ImageDoc>(
     uploadId: { type: String, required: true },
     pendingUsage: { type: { _id: false, opId: String, storageBytes: Number, imageCount: Number }, default: undefined },
     preview: { type: Schema.Types.Mixed, default: undefined },
+    analysis: { type: Schema.Types.Mixed, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );

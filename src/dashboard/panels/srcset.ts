@@ -9,7 +9,9 @@ const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;
 
 let pendingSelection: ImageRecord | null = null;
 
-function parseWidths(text: string): number[] | null {
+/** The widths typed, or 'auto' (the server chooses them about 20 kB apart). */
+function parseWidths(text: string): number[] | 'auto' | null {
+  if (text.trim().toLowerCase() === 'auto') return 'auto';
   const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
   if (parts.length < 1 || parts.length > 20) return null;
   const widths = parts.map(Number);
@@ -35,7 +37,7 @@ async function generate(): Promise<void> {
   const widths = parseWidths($<HTMLInputElement>('ss-widths').value);
   if (!src) return setStatus(status, 'Upload an image first.', 'error');
   if (!widths) {
-    setStatus(status, `Widths must be 1 to 20 comma-separated integers from 1 to ${MAX_SIDE}.`, 'error');
+    setStatus(status, `Widths must be auto or 1 to 20 comma-separated integers from 1 to ${MAX_SIDE}.`, 'error');
     $('ss-widths').focus();
     return;
   }
@@ -68,7 +70,7 @@ async function generate(): Promise<void> {
     responsive.srcset = result.srcset;
     responsive.src = result.default;
     $('ss-result').hidden = false;
-    setStatus(status, `${widths.length} candidates, signed for browsers (no key needed).`, 'ok');
+    setStatus(status, `${candidates(result).length} candidates, signed for browsers (no key needed).`, 'ok');
   } catch (err) {
     setStatus(status, errorText(err), 'error');
   }
@@ -80,7 +82,7 @@ export const srcsetPanel: Panel = {
   init() {
     const format = $<HTMLSelectElement>('ss-format');
     for (const f of FORMAT_VALUES) format.append(new Option(f, f));
-    $('ss-widths-help').textContent = `Comma-separated, 1-${SRCSET_WIDTHS.maxCount} widths of 1-${MAX_SIDE} px.`;
+    $('ss-widths-help').textContent = `Comma-separated, 1-${SRCSET_WIDTHS.maxCount} widths of 1-${MAX_SIDE} px, or auto (chosen about 20 kB apart).`;
     // The quality slider is the registry's q: its range and set A default.
     const q = TRANSFORM_PARAMS.find((p) => p.name === 'q')!;
     const quality = $<HTMLInputElement>('ss-quality');

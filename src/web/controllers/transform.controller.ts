@@ -86,7 +86,8 @@ function formatFromVanityPath(req: Request): ReturnType<typeof formatFromExtensi
   return m ? formatFromExtension(m[1]) : undefined;
 }
 
-function requireSrcRef(deps: WebDeps, src: string) {
+/** The caller's image reference in `src`; 422 (loc query.src) when it names no image of this service. */
+export function requireSrcRef(deps: WebDeps, src: string) {
   const ref = parseBaseImageUrl(src, deps.config.cdnUrl);
   if (!ref) {
     throw new ServiceError('invalid_parameter', 'src must be the URL of an uploaded image', {

@@ -5,6 +5,7 @@ import { cdnServeRouteTable } from './cdn-serve.routes.js';
 import { dashboardRouteTable } from './dashboard.routes.js';
 import { docsRouteTable } from './docs.routes.js';
 import { filesRouteTable } from './files.routes.js';
+import { imageInfoRouteTable } from './image-info.routes.js';
 import { imagesRouteTable } from './images.routes.js';
 import { jobsRouteTable } from './jobs.routes.js';
 import { monitoringRouteTable } from './monitoring.routes.js';
@@ -23,6 +24,7 @@ export function routeTables(options: RouteOptions): RouteTable[] {
     srcsetRouteTable(),
     projectsRouteTable(),
     imagesRouteTable(),
+    imageInfoRouteTable(),
     transformRouteTable(),
     cdnServeRouteTable(),
     passportRouteTable(),

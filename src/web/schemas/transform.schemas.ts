@@ -3,6 +3,7 @@
 // (ParamValues): nothing here restates a parameter.
 import { MAX_SIDE, paramsFor, type ParamDefinition, type ParamValues, type PathSet } from '../../imaging/params.js';
 import { SRCSET_WIDTHS } from '../../imaging/srcset.js';
+import { AUTO_WIDTH_DEFAULTS, MAX_AUTO_WIDTH } from '../../imaging/srcset-widths.js';
 import { ServiceError, type ValidationIssue } from '../../errors.js';
 import type { InputOf, RouteInputs, TypedSchema } from '../middleware/validate.js';
 import { CASE_INSENSITIVE, badUrlParameter, validationError } from '../validation.js';
@@ -69,7 +70,11 @@ export const srcsetQuery = withTransformParams(
     type: 'object',
     properties: {
       src: srcProperty,
-      w: { type: 'string', default: SRCSET_WIDTHS.default.join(','), maxLength: 200, description: `Comma-separated widths (1-${SRCSET_WIDTHS.maxCount} values, each 1-${MAX_SIDE})` },
+      w: { type: 'string', default: SRCSET_WIDTHS.default.join(','), maxLength: 200, description: `Comma-separated widths (1-${SRCSET_WIDTHS.maxCount} values, each 1-${MAX_SIDE}), or auto: widths about bytes_step bytes apart` },
+      min_w: { type: 'integer', minimum: 1, maximum: MAX_AUTO_WIDTH, default: AUTO_WIDTH_DEFAULTS.min_w, description: 'w=auto: the smallest width' },
+      max_w: { type: 'integer', minimum: 1, maximum: MAX_AUTO_WIDTH, description: `w=auto: the largest width (default the original's, at most ${MAX_AUTO_WIDTH})` },
+      bytes_step: { type: 'integer', minimum: 1000, maximum: 10_000_000, default: AUTO_WIDTH_DEFAULTS.bytes_step, description: 'w=auto: bytes between consecutive widths' },
+      max_images: { type: 'integer', minimum: 1, maximum: SRCSET_WIDTHS.maxCount, default: AUTO_WIDTH_DEFAULTS.max_images, description: 'w=auto: at most this many widths (then evenly spaced in bytes)' },
       sizes: { type: 'string', maxLength: 1000 },
       ttl: { type: 'integer', minimum: 1, maximum: SIGNED_URL_MAX_TTL_SECONDS, description: 'Seconds the returned signed URLs stay valid (their exp); without it they do not expire' },
     },
@@ -90,3 +95,8 @@ export const srcsetInputs = { query: srcsetQuery, refuse: badUrlParameter } as c
 export const imagePathInputs = { apiKey: true, query: setBTransformQuery } as const satisfies RouteInputs;
 export const imageDemoInputs = { query: setBTransformQuery } as const satisfies RouteInputs;
 export const cdnServeInputs = { params: imageIdParams, query: setBServeQuery } as const satisfies RouteInputs;
+
+/** GET /image/info?src= (keyed) and GET /cdn/{image_id}/info (public): an original's info. */
+export const imageInfoQuery = { $id: 'ImageInfoQuery', type: 'object', properties: { src: srcProperty }, required: ['src'] } as const;
+export const imageInfoInputs = { apiKey: true, query: imageInfoQuery } as const satisfies RouteInputs;
+export const cdnInfoInputs = { params: imageIdParams } as const satisfies RouteInputs;
