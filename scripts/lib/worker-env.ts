@@ -1,6 +1,6 @@
 // Environment for worker processes. Default: glibc malloc with MALLOC_ARENA_MAX=2, which bounds
 // libvips' per-thread arenas (the fragmentation that grows RSS under default glibc) and renders
-// ~4 % faster than jemalloc here (scripts/bench scenario 6 and the README's tuning table).
+// ~4 % faster than jemalloc here (scripts/bench scenario 6; docs/performance.md, design choices for speed).
 // PICTOR_ALLOCATOR=jemalloc preloads Debian's libjemalloc2 instead, when it is installed.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
