@@ -38,8 +38,19 @@ export async function uploadOriginals(svc: Service): Promise<Original[]> {
  * measured, and that side's fsyncs would wait for them. Raw's files are removed (it never reads them).
  */
 export function settleDisk(): void {
-  // The raw server may still be finishing writes of the warm-up (seconds on a busy machine): retry while the directory empties.
-  fs.rmSync(rawUploadDir, { recursive: true, force: true, maxRetries: 100, retryDelay: 100 });
+  // The raw server may still be finishing writes of the warm-up (seconds on a busy machine): a file
+  // landing after the listing makes the removal fail with ENOTEMPTY, so it starts over (listing
+  // again) until the directory goes. rmSync's own retries only repeat the final rmdir.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      fs.rmSync(rawUploadDir, { recursive: true, force: true });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || Date.now() > deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
   fs.mkdirSync(rawUploadDir, { recursive: true });
   execFileSync('sync');
 }
