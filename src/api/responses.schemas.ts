@@ -2,6 +2,7 @@
 // source of each shape. The OpenAPI document's responses are these schemas; their types
 // (response-types.ts) are inferred from them for the SDK and the front door's body builders;
 // test/web/openapi.test.ts checks real answers of the service against them.
+import { imageInfoSchema } from '../imaging/image-info-shape.js';
 import { PASSPORT_COUNTRIES } from '../passport/specs.js';
 
 const url = { type: 'string', format: 'uri', minLength: 1, maxLength: 2083 } as const;
@@ -167,38 +168,9 @@ export const imageTestResult = {
   required: ['valid', 'user_id', 'plan'],
 } as const;
 
-const nullableString = { type: ['string', 'null'] } as const;
 
-export const imageInfoResult = {
-  $id: 'ImageInfo',
-  type: 'object',
-  description: "An original's size, format and header facts, the placeholders and faces found at upload, three EXIF fields and whether it carries GPS (derivatives never carry EXIF or GPS).",
-  properties: {
-    width: { type: 'integer', description: 'After EXIF orientation' },
-    height: { type: 'integer', description: 'After EXIF orientation' },
-    format: { type: 'string', enum: ['jpeg', 'png', 'webp', 'avif'] },
-    bytes: { type: 'integer', description: 'Size of the stored original' },
-    has_alpha: { type: 'boolean' },
-    space: { type: 'string', description: 'libvips colour space (srgb, cmyk, b-w, …)' },
-    orientation: { type: 'integer', minimum: 1, maximum: 8, description: 'EXIF orientation (1 when absent)' },
-    animated: { type: 'boolean' },
-    frames: { type: 'integer', minimum: 1 },
-    dominant_color: { ...nullableString, description: '#rrggbb' },
-    thumbhash: { ...nullableString, description: 'ThumbHash, base64' },
-    lqip: { ...nullableString, description: 'data:image/webp;base64,… (at most 1 kB)' },
-    faces: { type: 'array', description: 'Found at upload; 0-1 of the auto-oriented image, largest first', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, w: { type: 'number' }, h: { type: 'number' }, score: { type: 'number' } }, required: ['x', 'y', 'w', 'h', 'score'], additionalProperties: false } },
-    exif: {
-      type: ['object', 'null'],
-      description: 'Only these three EXIF fields; null without EXIF',
-      properties: { make: nullableString, model: nullableString, taken_at: { ...nullableString, description: "DateTimeOriginal: the camera's local time, ISO 8601 without zone" } },
-      required: ['make', 'model', 'taken_at'],
-      additionalProperties: false,
-    },
-    has_location: { type: 'boolean', description: 'The original carries GPS coordinates (EXIF or XMP)' },
-  },
-  required: ['width', 'height', 'format', 'bytes', 'has_alpha', 'space', 'orientation', 'animated', 'frames', 'dominant_color', 'thumbhash', 'lqip', 'faces', 'exif', 'has_location'],
-  additionalProperties: false,
-} as const;
+/** GET /cdn/{image_id}/info and /image/info: the shape the analyze worker computes (its home). */
+export const imageInfoResult = imageInfoSchema;
 
 export const imageListResult = {
   $id: 'ImageList',
