@@ -17,7 +17,7 @@ import { luma, type RawImage } from '../vision/raw-image.js';
 /** Thresholds of the checks that are not spec numbers. */
 export const COMPLIANCE = {
   CENTERING_TOLERANCE: 0.05, // face box centre from the centre line, share of the width
-  MAX_ROLL_DEG: 3, // eye-line tilt, degrees (the refined BlazeFace roll is accurate to about +-1.5)
+  MAX_ROLL_DEG: 3, // head roll from the eye line, degrees (headRollDegrees; the refined BlazeFace roll scatters about +-1.5)
   BACKGROUND_MAX_STD: 10, // standard deviation of background luma (0..255)
   BACKGROUND_MAX_DISTANCE: 30, // mean background colour to the spec colour, RGB (off-white passes)
   BACKGROUND_PROB: 0.05, // background pixels: person probability below this

@@ -72,6 +72,16 @@ export function makeFaceFrame(k: Pick<FaceKeypoints, 'rightEye' | 'leftEye'>, le
   };
 }
 
+/**
+ * The head's roll, degrees: asin of the eyes' height difference over their distance, or over a
+ * frontal face's (2 x EYE_HALF_SPACING_BOX_RATIO box widths) when the face is turned: its eye line,
+ * foreshortened by cos(yaw), magnifies the roll and the keypoints' error (3/4 profile: 1.75x).
+ */
+export function headRollDegrees({ box, keypoints: { rightEye: r, leftEye: l } }: FaceLike): number {
+  const eyes = Math.max(Math.hypot(l.x - r.x, l.y - r.y), 2 * EYE_HALF_SPACING_BOX_RATIO * box.width);
+  return (Math.asin((l.y - r.y) / eyes) * 180) / Math.PI;
+}
+
 /** Keypoints estimated from a bare face box (manual box without a matching detection). */
 export function keypointsFromBox(box: Box): FaceKeypoints {
   const cx = box.x + box.width / 2;

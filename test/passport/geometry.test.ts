@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CROWN_FALLBACK_RATIO, crownFromMask, faceInFrame, keypointsFromBox, makeFaceFrame, outputToSource, planCrop, sourceToOutput, type FaceLike, type FrameMask } from '../../src/passport/geometry.js';
+import { CROWN_FALLBACK_RATIO, crownFromMask, faceInFrame, headRollDegrees, keypointsFromBox, makeFaceFrame, outputToSource, planCrop, sourceToOutput, type FaceLike, type FrameMask } from '../../src/passport/geometry.js';
 import { PASSPORT_COUNTRIES, PASSPORT_SPECS } from '../../src/passport/specs.js';
 import { fromFrame, rollDegrees, toFrame } from '../../src/vision/face-frame.js';
 
@@ -28,6 +28,18 @@ describe('passport geometry (pure)', () => {
     expect(makeFaceFrame(syntheticFace(8).keypoints).angleDeg).to.be.closeTo(8, 1e-9);
     expect(makeFaceFrame(syntheticFace(0.8).keypoints).angleDeg).to.equal(0);
     expect(makeFaceFrame(syntheticFace(8).keypoints, false).angleDeg).to.equal(0);
+  });
+
+  it('head roll: the eye line\'s tilt on a frontal face; on a turned face (eye line foreshortened) its height difference over a frontal eye distance', () => {
+    expect(headRollDegrees(syntheticFace(8))).to.be.closeTo(8, 1e-9);
+    expect(headRollDegrees(syntheticFace(-0.5))).to.be.closeTo(-0.5, 1e-9);
+    // Turned about 55 degrees (eyes 0.25 box widths apart instead of 0.42): 3.5 px lower reads 8 degrees as a line, 4.8 as a head.
+    const box = { x: 200, y: 100, width: 100, height: 100 };
+    const turned = (dy: number): FaceLike => ({ box, keypoints: { ...keypointsFromBox(box), rightEye: { x: 240, y: 130 }, leftEye: { x: 265, y: 130 + dy } } });
+    expect(rollDegrees(turned(3.5).keypoints)).to.be.closeTo(7.97, 0.01);
+    expect(headRollDegrees(turned(3.5))).to.be.closeTo(4.78, 0.01);
+    // A turned head rolled by 8 degrees still reads 8.
+    expect(headRollDegrees(turned(42 * Math.sin((8 * Math.PI) / 180)))).to.be.closeTo(8, 1e-9);
   });
 
   it('face frame round-trips and puts both eyes on b = 0', () => {

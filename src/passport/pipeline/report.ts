@@ -1,13 +1,13 @@
 // The last stages: the photo measured on its own (the faces found on it from scratch, the head's
 // geometry, the halo, the JPEG read back) and checked against the document; the result assembled.
 import { measureOutputFace, type DetectedFace } from '../../vision/face-detector.js';
-import { rollDegrees, type Box, type FaceKeypoints } from '../../vision/face-frame.js';
+import type { Box, FaceKeypoints } from '../../vision/face-frame.js';
 import { toRgba } from '../../vision/raw-image.js';
 import { buildWarnings, isCompliant, runComplianceChecks } from '../compliance.js';
 import { encodeAndReadBack } from '../encode.js';
 import type { NormalizedBox } from '../face-box.js';
 import { measureFace } from '../face-checks.js';
-import { crownFromMask, faceInFrame, makeFaceFrame, outsideShare, type PhotoGeometry } from '../geometry.js';
+import { crownFromMask, faceInFrame, headRollDegrees, makeFaceFrame, outsideShare, type PhotoGeometry } from '../geometry.js';
 import { measureHalo } from '../halo.js';
 import { HEAD_EXTENT } from '../head-extent.js';
 import { makePrintSheet } from '../print-sheet.js';
@@ -54,7 +54,7 @@ function photoGeometry(c: Composited, face: DetectedFace): PhotoGeometry {
     eyeY: y,
     chinY: y + inFrame.chinB,
     faceCenterX: face.box.x + face.box.width / 2,
-    roll: rollDegrees(face.keypoints),
+    roll: headRollDegrees(face),
     box: face.box,
     keypoints: face.keypoints,
   };
