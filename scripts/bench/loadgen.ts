@@ -107,4 +107,6 @@ process.on('message', (msg: ToLoadgen) => {
     );
   }
 });
+// The orchestrator stops this process with SIGTERM too: exit normally, so exit handlers run.
+process.on('SIGTERM', () => process.exit(0));
 send({ type: 'ready', wrk });
