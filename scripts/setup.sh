@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm run setup`: installs what a fresh Debian machine lacks, and is quick when nothing is missing.
 #  - apt: redis-server (private Redis for `npm start` and tests), libjemalloc2 (worker allocator),
+#         wrk (`npm run bench`'s load generator for cache hits; without it the bench falls back to
+#         autocannon, which needs most of a core to drive the node:http limit),
 #         chromium (headless browser tests; PICTOR_SKIP_CHROMIUM=1 leaves it out on a machine that only
 #         runs the service — the browser suites then fail, saying so)
 #  - npm ci when node_modules does not match package-lock.json; then the TypeScript build.
@@ -10,6 +12,7 @@ cd "$(dirname "$0")/.."
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 ] || need+=(libjemalloc2)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
 if [ "${PICTOR_SKIP_CHROMIUM:-0}" != "1" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi

@@ -1,9 +1,14 @@
-// The load generator: a separate process driving autocannon on request of the orchestrator (IPC).
-// Latency percentiles come from every response's own time (autocannon reports no p95). Each run
-// reports the CPU this process spent per second of load, so a run the generator itself limits shows.
+// The load generator: a separate process driving the load the orchestrator asks for (IPC). A fixed
+// GET (the cache hits, srcset) is driven by wrk when it is installed (lib/wrk.ts), everything else
+// (unique paths per request, uploads, a fixed number of requests) by autocannon, whose latency
+// percentiles come from every 2xx response's own time. Each run reports the CPU this process and
+// the wrk it started spent per second of load (from /proc/self/stat), so a run the generator
+// itself limits shows.
 import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
+import { cpuMs } from './lib/procs.js';
 import { percentile, type FromLoadgen, type LoadResult, type LoadSpec, type ToLoadgen } from './lib/protocol.js';
+import { runWrk, suitsWrk, wrkVersion } from './lib/wrk.js';
 
 // autocannon appends every response body to a string (`body += chunk`) for its onResponse and
 // expectBody options, which the bench does not use: a UTF-8 decode of each image answer that cost
@@ -13,11 +18,13 @@ const queue = require('autocannon/lib/pipelinedRequestsQueue.js') as { prototype
 if (typeof queue.prototype.addBody !== 'function') throw new Error('autocannon internals changed: PipelinedRequestsQueue.addBody is gone; check the body handling');
 queue.prototype.addBody = () => undefined;
 
+const wrk = wrkVersion();
+
 function send(msg: FromLoadgen) {
   process.send?.(msg);
 }
 
-function run(spec: LoadSpec): Promise<LoadResult> {
+function runAutocannon(spec: LoadSpec): Promise<Omit<LoadResult, 'loadgenCpuShare'>> {
   return new Promise((resolve, reject) => {
     const times: number[] = [];
     const statusSamples: number[] = [];
@@ -35,7 +42,6 @@ function run(spec: LoadSpec): Promise<LoadResult> {
     const body = spec.bodyBase64 ? Buffer.from(spec.bodyBase64, 'base64') : undefined;
     // One fixed path needs no per-request rebuild (setupRequest re-serialises the request each time).
     const fixedPath = paths?.length === 1 && !template ? paths[0] : undefined;
-    const cpu0 = process.cpuUsage();
     const instance = autocannon(
       {
         url: spec.origin,
@@ -54,7 +60,6 @@ function run(spec: LoadSpec): Promise<LoadResult> {
       },
       (err, result) => {
         if (err) return reject(err);
-        const cpu = process.cpuUsage(cpu0);
         times.sort((a, b) => a - b);
         const durationSec = result.duration;
         resolve({
@@ -71,7 +76,6 @@ function run(spec: LoadSpec): Promise<LoadResult> {
           mean: times.length ? times.reduce((a, b) => a + b, 0) / times.length : NaN,
           pathsUsed: fixedPath ? ok + non2xx : next,
           statusSamples,
-          loadgenCpuShare: (cpu.user + cpu.system) / 1e6 / durationSec,
         });
       },
     );
@@ -87,6 +91,13 @@ function run(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
+async function run(spec: LoadSpec): Promise<LoadResult> {
+  const cpu0 = cpuMs('self', true) ?? NaN;
+  const result = wrk && suitsWrk(spec) ? await runWrk(spec) : await runAutocannon(spec);
+  const cpu = (cpuMs('self', true) ?? NaN) - cpu0;
+  return { ...result, loadgenCpuShare: cpu / 1000 / result.durationSec };
+}
+
 process.on('message', (msg: ToLoadgen) => {
   if (msg.type === 'exit') process.exit(0);
   if (msg.type === 'run') {
@@ -96,4 +107,6 @@ process.on('message', (msg: ToLoadgen) => {
     );
   }
 });
-send({ type: 'ready' });
+// The orchestrator stops this process with SIGTERM too: exit normally, so exit handlers run.
+process.on('SIGTERM', () => process.exit(0));
+send({ type: 'ready', wrk });

@@ -1,9 +1,9 @@
 // `npm run bench`: Pictor side by side with raw sharp (the practical limit on this machine), ipx
 // (a sharp-based peer), Next.js's image optimizer (the peer a Next.js site already has), and for
 // cache hits express.static and a bare node:http server answering from memory (the limit for a
-// Node front door), in one run. Starts every server as its own process, drives them with
-// autocannon from another process, prints one table and every ratio with PASS/FAIL, and writes
-// the same as JSON under bench/results/. See docs/performance.md; options in lib/settings.ts
+// Node front door), in one run. Starts every server as its own process, drives them from a load
+// generator process (wrk for the fixed GETs, autocannon for the rest: loadgen.ts), prints one
+// table and every ratio with PASS/FAIL, and writes the same as JSON under bench/results/. See docs/performance.md; options in lib/settings.ts
 // (`npm run bench:quick` runs only the hit and WebP miss comparison).
 import fs from 'node:fs';
 import os from 'node:os';

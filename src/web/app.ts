@@ -23,8 +23,8 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   app.set('trust proxy', deps.config.trustProxy ? true : 'loopback');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const begin = requestLogger(deps.log);
-  app.use(requestContext(deps.log, begin));
+  const requestLog = requestLogger(deps.log);
+  app.use(requestContext(deps.log, requestLog.begin));
   const metrics = createFrontDoorMetrics(deps);
   app.use(metrics.middleware);
   app.use(answerDeadline(deps.config.jobTimeoutMs));
@@ -39,7 +39,7 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   for (const table of routeTables(options)) app.use(mountRoutes(table, ctx));
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, hitPath: createHitPath(deps, metrics, begin) };
+  return { app, hitPath: createHitPath(deps, metrics, requestLog) };
 }
 
 /** The Express app alone (tests that mount it themselves; the hit path is the front door's). */

@@ -4,15 +4,15 @@
 // cache, the owner's bandwidth standing read without waiting. Everything else (a first request,
 // If-None-Match / If-Modified-Since, Range, HEAD, a stale entry, an owner whose standing must be
 // read) goes to the general path, the one place where those are decided. The request still gets
-// its id, log line, metrics and bandwidth count, through the same functions the app uses.
+// its id, log line, metrics and bandwidth count, from the same request log and metrics as the app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BeginRequest } from './middleware/request-context.js';
+import type { RequestLog } from './middleware/request-context.js';
 import type { FrontDoorMetrics } from './monitoring/metrics.js';
 import type { WebDeps } from './web-deps.js';
 
 export type HitPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-export function createHitPath(deps: WebDeps, metrics: FrontDoorMetrics, begin: BeginRequest): HitPath {
+export function createHitPath(deps: WebDeps, metrics: FrontDoorMetrics, requestLog: RequestLog): HitPath {
   const { hits, derivatives, limits, bandwidth } = deps;
   /** Whether it answered; false leaves the request untouched for the general path. */
   return (req, res) => {
@@ -27,11 +27,20 @@ export function createHitPath(deps: WebDeps, metrics: FrontDoorMetrics, begin: B
       return false;
     }
     if (limits.mayServeNow(entry.ownerId) !== true) return false;
-    begin(req, res);
-    metrics.countHit(req, res, entry.route, bytes.length);
-    res.writeHead(200, entry.headers);
+    const started = performance.now();
+    const id = requestLog.id(req);
+    // writeHead with the whole list and nothing set before takes node's path that formats the
+    // list as it is (setHeader would first store every header in the response's own map).
+    const head = entry.head;
+    head[head.length - 1] = id;
+    res.writeHead(200, head);
     res.end(bytes);
     bandwidth.add(entry.ownerId, bytes.length);
+    // One listener for the log line and the metrics, as the general path's two.
+    res.once('close', () => {
+      requestLog.written(res, id, 'GET', entry.loggedUrl, started);
+      metrics.countHit(res, entry.route, bytes.length, entry.cacheHit, started);
+    });
     return true;
   };
 }

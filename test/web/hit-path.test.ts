@@ -76,6 +76,35 @@ describe('hit path', function () {
     expect((await readUsage(svc.deps.catalog, user.userId)).bandwidthBytes - usedBefore).to.equal(fast.bytes.length);
   });
 
+  it('counts a hit-path answer in /metrics as the general path counts it, and honours X-Request-Id', async () => {
+    const pic = await cdnUpload(svc, user.key, await tinyJpeg(7, 200, 120), { filename: 'counted.jpg' });
+    const url = svc.url(`/cdn/${pic.imageId}?w=100&f=webp`);
+    await get(url);
+    const scrape = async () => (await request(svc.url('/metrics'))).bytes.toString('utf8');
+    /** The value of the sample `name{…labels…}` (0 when absent). */
+    const sample = (text: string, name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const series: [string, string][] = [
+      ['pictor_http_requests_total', 'method="GET",route="/cdn/:image_id",status_code="200"'],
+      ['pictor_http_request_duration_seconds_count', 'method="GET",route="/cdn/:image_id",status_code="200"'],
+      ['pictor_derivative_cache_total', 'route="/cdn/:image_id",result="hit"'],
+      ['pictor_image_bytes_served_total', 'route="/cdn/:image_id"'],
+    ];
+    const moved = async (answer: () => Promise<{ viaHitPath: boolean; bytes: Buffer }>, viaHitPath: boolean) => {
+      const before = await scrape();
+      const res = await answer();
+      expect(res.viaHitPath).to.equal(viaHitPath);
+      // The counts are taken when the response closes, just after the client has it.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const after = await scrape();
+      return { sizes: res.bytes.length, deltas: series.map(([name, labels]) => sample(after, name, labels) - sample(before, name, labels)) };
+    };
+    const general = await moved(() => get(url), false);
+    expect(general.deltas).to.deep.equal([1, 1, 1, general.sizes]);
+    const fast = await moved(() => get(url, { 'X-Request-Id': 'trace-42.a' }), true);
+    expect(fast.deltas).to.deep.equal(general.deltas);
+    expect((await get(url, { 'X-Request-Id': 'trace-42.a' })).headers.get('x-request-id')).to.equal('trace-42.a');
+  });
+
   it('leaves conditional, Range and HEAD requests to the general path (304, 206)', async () => {
     const pic = await cdnUpload(svc, user.key, await tinyJpeg(2, 200, 120), { filename: 'cond.jpg' });
     const url = svc.url(`/cdn/${pic.imageId}?w=90&f=png`);

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FromLoadgen, LoadResult, LoadSpec } from './protocol.js';
 import { childPids, cmdline, cpuMs, environOf, freePort, loadAverage, peakRss, quiesce, resetPeak, sleep, spawnNode, stopProcess } from './procs.js';
-import { rows, sayRow, type Row } from './report.js';
-import { SEED, WORKERS, benchDir, distRoot, logFile, tmp } from './settings.js';
+import { notes, rows, sayRow, type Row } from './report.js';
+import { SEED, WORKERS, benchDir, distRoot, logFile, say, tmp } from './settings.js';
 
 export interface Proc {
   name: string;
@@ -130,7 +130,13 @@ let nextRunId = 1;
 export async function startLoadgen(): Promise<Proc> {
   loadgen = fork(path.join(benchDir, 'loadgen.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   running.push(loadgen);
-  await new Promise<void>((resolve) => loadgen.once('message', () => resolve()));
+  const ready = await new Promise<FromLoadgen>((resolve) => loadgen.once('message', resolve));
+  const engine =
+    ready.type === 'ready' && ready.wrk
+      ? `load generator: ${ready.wrk} for the fixed GETs (cache hits, srcset), autocannon for the rest`
+      : 'load generator: wrk is not installed (`npm run setup` installs it), so autocannon drives every run; it needs most of a core at the cache hits\' rates, and may set the node:http limit';
+  say(engine);
+  notes.push(engine);
   return { name: 'loadgen', pid: loadgen.pid! };
 }
 
@@ -185,7 +191,7 @@ export async function measure(scenario: string, target: string, procs: Proc[], s
     note,
   };
   if (row.loadgenCpu >= LOADGEN_SATURATED) row.note = `${row.note ? row.note + '; ' : ''}the load generator used ${row.loadgenCpu.toFixed(2)} core: it may be the limit`;
-  if (row.failed > 0) row.note = `${row.note ? row.note + '; ' : ''}${result.non2xx} non-2xx (${result.statusSamples.join(',')}), ${result.errors} errors`;
+  if (row.failed > 0) row.note = `${row.note ? row.note + '; ' : ''}${result.non2xx} non-2xx${result.statusSamples.length ? ` (${result.statusSamples.join(',')})` : ''}, ${result.errors} errors`;
   rows.push(row);
   sayRow(row);
   return { row, result };

@@ -100,13 +100,18 @@ export function loadAverage(): number {
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU time (user + system) a process has used so far, in ms; null when it is gone. */
-export function cpuMs(pid: number): number | null {
+/**
+ * CPU time (user + system) a process has used so far, in ms; null when it is gone. With
+ * `reapedChildren`, plus that of its children that have exited and been waited for (how the load
+ * generator counts the wrk runs it started).
+ */
+export function cpuMs(pid: number | 'self', reapedChildren = false): number | null {
   try {
     const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    // fields[11] = utime, fields[12] = stime (3rd and 4th after state, ppid, … per proc(5), 0-based from state)
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    // fields[11..14] = utime, stime, cutime, cstime (per proc(5), 0-based from state)
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / TICKS_PER_SECOND;
   } catch {
     return null;
   }

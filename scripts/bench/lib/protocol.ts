@@ -41,7 +41,8 @@ export interface LoadResult {
 }
 
 export type ToLoadgen = { type: 'run'; id: number; spec: LoadSpec } | { type: 'exit' };
-export type FromLoadgen = { type: 'ready' } | { type: 'result'; id: number; result: LoadResult } | { type: 'failed'; id: number; error: string };
+/** `wrk`: its version line, or null when the fixed GETs fall back to autocannon. */
+export type FromLoadgen = { type: 'ready'; wrk: string | null } | { type: 'result'; id: number; result: LoadResult } | { type: 'failed'; id: number; error: string };
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;

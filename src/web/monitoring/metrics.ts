@@ -19,6 +19,14 @@ const DEPTH_STATES = ['waiting', 'prioritized', 'delayed'] as const;
 
 const BYTES_SERVED = Symbol('pictor.bytesServed');
 
+/** Hit-path counts of one route not yet added to the counters. */
+interface PendingHits {
+  labels: { method: string; route: string; status_code: string };
+  requests: number;
+  cacheHits: number;
+  bytes: number;
+}
+
 type RouteRequest = Request & { route?: { path?: unknown } };
 
 /** The Express route pattern that handled a request (never the raw URL: bounded label values). */
@@ -37,8 +45,11 @@ export interface FrontDoorMetrics {
   registry: Registry;
   /** Counts every request when it finishes; mount before the routes. */
   middleware: (req: Request, res: Response, next: NextFunction) => void;
-  /** The same for a request the hit path answered with `bytes` of image under `route`. */
-  countHit: (req: IncomingMessage, res: ServerResponse, route: string, bytes: number) => void;
+  /**
+   * The same for a request the hit path answered with `bytes` of image under `route` (the route's
+   * label, `cacheHit`: its X-Cache said HIT), when its response closed.
+   */
+  countHit: (res: ServerResponse, route: string, bytes: number, cacheHit: boolean, started: number) => void;
   /** Prometheus text of the front door plus the workers' pushed job metrics. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -54,8 +65,19 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const allProcesses = cluster.isWorker ? clusterMetricsSource(registry) : null;
 
+  // The hit path's counts are summed per route in plain numbers and added to the counters below
+  // when they are read (prom-client calls `collect` first): a hit costs no label hashing for them.
+  const pendingHits = new Map<string, PendingHits>();
+  const addPendingHits = () => {
+    for (const [route, p] of pendingHits) {
+      if (p.requests) requests.inc(p.labels, p.requests);
+      if (p.cacheHits) cache.inc({ route, result: 'hit' }, p.cacheHits);
+      if (p.bytes) bytesServed.inc({ route }, p.bytes);
+      p.requests = p.cacheHits = p.bytes = 0;
+    }
+  };
   const labels = ['method', 'route', 'status_code'] as const;
-  const requests = new Counter({ name: 'pictor_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: labels, registers: [registry] });
+  const requests = new Counter({ name: 'pictor_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: labels, registers: [registry], collect: addPendingHits });
   const duration = new Histogram({
     name: 'pictor_http_request_duration_seconds',
     help: 'HTTP request duration (until the response is sent) by route pattern, method and status',
@@ -68,8 +90,9 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     help: 'Transform requests answered from an existing derivative (hit) or by a new job (miss), from X-Cache',
     labelNames: ['route', 'result'],
     registers: [registry],
+    collect: addPendingHits,
   });
-  const bytesServed = new Counter({ name: 'pictor_image_bytes_served_total', help: 'Image bytes sent to clients (stored originals and derivatives)', labelNames: ['route'], registers: [registry] });
+  const bytesServed = new Counter({ name: 'pictor_image_bytes_served_total', help: 'Image bytes sent to clients (stored originals and derivatives)', labelNames: ['route'], registers: [registry], collect: addPendingHits });
 
   /** Redis away or slow: leave those gauges empty rather than fail or stall the scrape. */
   const redisOk = async <T>(work: () => Promise<T>, timeoutMs = 2000): Promise<T | null> => {
@@ -138,9 +161,20 @@ export function createFrontDoorMetrics(deps: WebDeps): FrontDoorMetrics {
     next();
   };
 
-  const countHit = (req: IncomingMessage, res: ServerResponse, route: string, bytes: number) => {
-    track(req, res, () => route);
-    if (bytes > 0) bytesServed.inc({ route }, bytes);
+  const countHit = (res: ServerResponse, route: string, bytes: number, cacheHit: boolean, started: number) => {
+    let p = pendingHits.get(route);
+    if (!p) pendingHits.set(route, (p = { labels: { method: 'GET', route, status_code: '200' }, requests: 0, cacheHits: 0, bytes: 0 }));
+    const status = res.statusCode;
+    if (status === 200) {
+      p.requests++;
+      duration.observe(p.labels, (performance.now() - started) / 1000);
+    } else {
+      const l = { method: 'GET', route, status_code: String(status) };
+      requests.inc(l);
+      duration.observe(l, (performance.now() - started) / 1000);
+    }
+    if (cacheHit) p.cacheHits++;
+    p.bytes += bytes;
   };
 
   return {

@@ -11,6 +11,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
+import { redactUrl } from '../middleware/request-context.js';
 
 /** Re-checks, in one map read, that something a recorded answer relied on is unchanged. */
 export type Hold = () => boolean;
@@ -21,8 +22,15 @@ export interface MemoEntry {
   /** Derivative key: the bytes come from the derivative memory cache (DerivativeCache.hot). */
   objectKey: string;
   ownerId: string;
-  /** Every header of the 200 except X-Request-Id (per request) and Date (added by node). */
-  headers: OutgoingHttpHeaders;
+  /**
+   * Every header of the 200 except Date (added by node), as `writeHead`'s flat list of names and
+   * values; it ends with X-Request-Id, whose value slot the hit path fills in for each request.
+   */
+  head: string[];
+  /** The request URL as the access log shows it (redacted). */
+  loggedUrl: string;
+  /** The answer said X-Cache: HIT (the derivative cache's hit metric). */
+  cacheHit: boolean;
   /** The metrics' route label of the general path. */
   route: string;
   holds: Hold[];
@@ -92,8 +100,15 @@ export class HitMemo {
       if (!hold) return;
       holds.push(hold);
     }
-    delete headers['x-request-id'];
-    this.entries.set(memoKey(req), { objectKey, ownerId, headers, route, holds, validUntil: notes.validUntil });
+    const head: string[] = [];
+    for (const [name, value] of Object.entries(headers)) {
+      if (name === 'x-request-id' || value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) head.push(name, v);
+      else head.push(name, String(value));
+    }
+    head.push('x-request-id', '');
+    const loggedUrl = redactUrl(req.url ?? '/');
+    this.entries.set(memoKey(req), { objectKey, ownerId, head, loggedUrl, cacheHit: headers['x-cache'] === 'HIT', route, holds, validUntil: notes.validUntil });
   }
 
   /** The entry for this request when everything it relied on still holds. */
