@@ -79,9 +79,9 @@ export function canDecodeJpegAtShrink(): boolean {
 
 /**
  * The JPEG's pixels at 1/shrink, as sharp's resize would decode them (as an uncompressed TIFF),
- * and its density; undefined when libvips
- * cannot be called, the JPEG does not decode cleanly, or its pixels are not 3-band 8-bit with
- * no EXIF rotation (the caller renders those the normal way, which reports any error).
+ * and its density; undefined when libvips cannot be called, the JPEG does not decode cleanly, or
+ * its pixels are not 3-band 8-bit with no EXIF rotation (the caller renders those the normal way,
+ * which reports any error).
  */
 export async function decodeJpegAtShrink(input: Buffer, shrink: number): Promise<DecodedSource | undefined> {
   const vips = libvips();
@@ -99,7 +99,12 @@ export async function decodeJpegAtShrink(input: Buffer, shrink: number): Promise
     const width = vips.width(image);
     const height = vips.height(image);
     const size: [number] = [0];
-    const pixels = await new Promise<unknown>((resolve) => vips.writeToMemory.async(image, size, (err, p) => resolve(err ? null : p)));
+    const pixels = await new Promise<unknown>((resolve) =>
+      vips.writeToMemory.async(image, size, (err, p) => {
+        void input; // the loader reads `input` until here: this closure keeps it from the collector
+        resolve(err ? null : p);
+      }),
+    );
     if (!pixels) {
       vips.clearError();
       return undefined;
@@ -113,7 +118,6 @@ export async function decodeJpegAtShrink(input: Buffer, shrink: number): Promise
     vips.free(pixels);
     return { tiff, width, height, density };
   } finally {
-    // The loader keeps a pointer into `input` until here; `input` is referenced by this frame.
     vips.unref(image);
   }
 }
