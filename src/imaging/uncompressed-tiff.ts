@@ -18,7 +18,9 @@ export function uncompressedRgbTiff(width: number, height: number, pixels: Uint8
   entries.push([256, LONG, 1, width], [257, LONG, 1, height], [258, SHORT, 3, extraAt], [259, SHORT, 1, 1], [262, SHORT, 1, 2]);
   entries.push([273, LONG, strips, strips === 1 ? 8 : offsetsAt], [277, SHORT, 1, 3], [278, LONG, 1, ROWS_PER_STRIP]);
   entries.push([279, LONG, strips, strips === 1 ? pixels.length : countsAt], [284, SHORT, 1, 1]);
-  const tiff = Buffer.alloc(countsAt + strips * 4);
+  // Not zero-filled (the pixels are most of it): only the part after them is.
+  const tiff = Buffer.allocUnsafe(countsAt + strips * 4);
+  tiff.fill(0, 8 + pixels.length);
   tiff.write('II', 0, 'latin1');
   tiff.writeUInt16LE(42, 2);
   tiff.writeUInt32LE(ifdAt, 4);
