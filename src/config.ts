@@ -47,6 +47,8 @@ export interface Config {
   imageCacheMs: number;
   /** Memory for hot derivative bytes in each front door, in MiB (0 = off). */
   memoryCacheMb: number;
+  /** Memory for decoded JPEG originals in each worker process, in MiB (0 = off; workers/decoded-source-cache.ts). */
+  decodedSourceCacheMb: number;
   /** Front-door processes sharing the port (`node dist/src/web/server.js` runs a cluster when > 1). */
   frontDoorProcesses: number;
   publicDerivativesPerImage: number;
@@ -226,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeyCacheMs: int(env, 'API_KEY_CACHE_MS', 5000, 0, 3_600_000),
     imageCacheMs: int(env, 'IMAGE_CACHE_MS', 10_000, 0, 3_600_000),
     memoryCacheMb: int(env, 'MEMORY_CACHE_MB', 64, 0, 65_536),
+    decodedSourceCacheMb: int(env, 'DECODED_SOURCE_CACHE_MB', 128, 0, 65_536),
     frontDoorProcesses: int(env, 'FRONT_DOOR_PROCESSES', cores, 1, 256),
     publicDerivativesPerImage: int(env, 'PUBLIC_DERIVATIVES_PER_IMAGE', 50, 0, 100_000),
     demoDerivativesPerImage: int(env, 'DEMO_DERIVATIVES_PER_IMAGE', 20, 0, 100_000),

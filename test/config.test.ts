@@ -38,6 +38,8 @@ describe('config', () => {
     expect(config.jobTimeoutMs).to.equal(30_000);
     // Old generation may reach 2× the live heap before a full GC (src/heap-growth.ts).
     expect(config.heapGrowingPercent).to.equal(100);
+    expect(config.decodedSourceCacheMb).to.equal(128);
+    expect(loadConfig({ DECODED_SOURCE_CACHE_MB: '0' }).decodedSourceCacheMb).to.equal(0);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).to.equal(0);
     expect(config.trustProxy).to.equal(false);
     expect(config.workerQueues).to.deep.equal([]);

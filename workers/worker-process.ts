@@ -9,6 +9,8 @@ import { Catalog } from '../src/catalog/catalog.js';
 import { announceImageChange } from '../src/catalog/image-changes.js';
 import { libvipsThreadsFor, type Config } from '../src/config.js';
 import { closeDetectorThread } from '../src/vision/mediapipe/detector-thread.js';
+import { canDecodeJpegAtShrink } from '../src/imaging/jpeg-shrink-decoder.js';
+import { DecodedSourceCache } from './decoded-source-cache.js';
 import { DerivativeLedger } from './derivative-ledger.js';
 import { LibvipsThreads } from './libvips-threads.js';
 import { ALL_QUEUES, QUEUE_NAMES, REDIS_PREFIX, publishJobOutcome, type QueueName, type RecordedJobData } from '../src/jobs/job-contract.js';
@@ -42,6 +44,15 @@ export class WorkerProcess {
     private readonly queues: readonly QueueName[] = ALL_QUEUES,
   ) {}
 
+  private decodedSourceCache(): DecodedSourceCache | undefined {
+    if (this.config.decodedSourceCacheMb === 0) return undefined;
+    if (!canDecodeJpegAtShrink()) {
+      this.log.warn('libvips C API not found in this process: decoded-source cache off');
+      return undefined;
+    }
+    return new DecodedSourceCache(this.config.decodedSourceCacheMb * 1024 * 1024, this.config.maxInputPixels);
+  }
+
   async start(): Promise<void> {
     const { config } = this;
     // libvips threads are set per pipeline from the jobs running at its start (see LibvipsThreads).
@@ -62,6 +73,7 @@ export class WorkerProcess {
       announceImageChange: (change) => announceImageChange(connection, change),
       libvips: threads,
       derivatives: this.ledger,
+      decodedSources: this.decodedSourceCache(),
     };
     const processors: Partial<Record<QueueName, Processor>> = {
       [QUEUE_NAMES.uploadFinalize]: guarded(uploadFinalizeProcessor(ctx)) as Processor,

@@ -15,7 +15,7 @@ import { missParams, missSpace, photoFiles, settleDisk, uploadOriginals, uploadS
 import { nextAccept, nextImagePath, nextVersion, startNext } from './lib/next-peer.js';
 import { loadAverage, peakRss, sleep, stopProcess } from './lib/procs.js';
 import { LOADGEN_SATURATED, load, measure, startHelper, startLoadgen, startService, stopAll, type Helper } from './lib/processes.js';
-import { extra, fmt, notes, printResults, ratio, writeResults } from './lib/report.js';
+import { extra, fmt, notes, printResults, ratio, writeResults, type Row } from './lib/report.js';
 import { DURATION, HARD_LIMIT_MS, HIT_CONCURRENCY, HIT_ROUNDS, KEY, MB, MISS_CONCURRENCY, MISS_FORMATS, ONLY, QUALITY, SOAK_JOBS, SRCSET_CONCURRENCY, UPLOAD_CONCURRENCY, WITH_NEXT, WORKERS, logFile, photosDir, rawUploadDir, repoRoot, say, startedAt, tmp } from './lib/settings.js';
 import { soakScenario } from './lib/soak.js';
 
@@ -78,6 +78,16 @@ async function main() {
   };
   const range = (from: number, count: number, fn: (k: number) => string) => Array.from({ length: count }, (_, i) => fn(from + i));
   const space = missSpace(n);
+  // Cold source: a miss whose original the worker has not decoded yet (the rows above mostly find
+  // it in the worker's decoded-source cache): fresh copies of the photos, each asked for once.
+  const measureColdSource = async (f: string, warm: Row, rawRow: Row) => {
+    const copies = await uploadOriginals(svc, Math.ceil((warm.rps * DURATION * 1.5) / n), `cold-${f}`);
+    const coldPath = (k: number) => svcMissPath(f, k).replace(encodeURIComponent(originals[k % n].publicUrl), encodeURIComponent(copies[k].publicUrl));
+    const cold = await measure(`miss ${f}`, 'pictor /image cold source', svc.procs, { origin: svc.origin, connections: 1, durationSec: DURATION, headers: svcHeaders, paths: range(0, copies.length, coldPath) });
+    const line = `miss ${f} c=1, cold source (original not yet decoded by the worker): ${fmt(cold.row.rps)} req/s = ${fmt(cold.row.rps / rawRow.rps, 2)}× raw sharp, CPU ${fmt(cold.row.cpuMsPerRequest, 2)} ms/req (warm: ${fmt(warm.rps / rawRow.rps, 2)}×, ${fmt(warm.cpuMsPerRequest, 2)} ms/req)`;
+    say(line);
+    notes.push(line);
+  };
 
   // ---- 1 + 3: cache miss and queue overhead --------------------------------------------------
   if (ONLY.has('miss')) {
@@ -106,7 +116,10 @@ async function main() {
         }
         used[f] += consumed;
         if (used[f] >= space) notes.push(`cache-miss parameter space for ${f} exhausted: later requests may be hits`);
-        if (c === 1) ratio(`queue overhead ${f} (c=1 p50 pictor − raw)`, s.row.p50 - r.row.p50, null, 5, `${fmt(s.row.p50, 2)} − ${fmt(r.row.p50, 2)} ms`);
+        if (c === 1) {
+          ratio(`queue overhead ${f} (c=1 p50 pictor − raw)`, s.row.p50 - r.row.p50, null, 5, `${fmt(s.row.p50, 2)} − ${fmt(r.row.p50, 2)} ms`);
+          await measureColdSource(f, s.row, r.row);
+        }
       }
     }
   }

@@ -2,7 +2,8 @@
 // transform-param.ts). Runs in worker processes only.
 import sharp, { type OutputInfo, type Sharp, type SharpOptions } from 'sharp';
 import { hasSrgbPrimaries } from './colour-profile.js';
-import { readJpegHeader } from './jpeg-header.js';
+import { readJpegHeader, type JpegHeader } from './jpeg-header.js';
+import { fromDecodedSource } from './decoded-source.js';
 import { detectFaces as detectFacesOf } from './preview.js';
 import { chooseQuality } from './auto-quality.js';
 import { cutOutPeople } from './background-removal.js';
@@ -31,9 +32,8 @@ export interface RenderedImage {
  * Whether the source is 8-bit sRGB already: untagged (browsers read it as sRGB) or tagged with an
  * sRGB profile. Such a source needs no per-pixel colour transform (header read only).
  */
-async function isSrgbSource(input: Buffer): Promise<boolean> {
+async function isSrgbSource(input: Buffer, jpeg: JpegHeader | null): Promise<boolean> {
   // A JPEG's header says it without libvips: 3 components of 8 bits are sRGB to libvips.
-  const jpeg = readJpegHeader(input);
   if (jpeg) return jpeg.precision === 8 && jpeg.components === 3 && (jpeg.icc === undefined || hasSrgbPrimaries(jpeg.icc));
   const meta = await sharp(input, { limitInputPixels: false }).metadata();
   return meta.space === 'srgb' && (meta.depth === undefined || meta.depth === 'uchar') && (meta.icc === undefined || hasSrgbPrimaries(meta.icc));
@@ -66,7 +66,8 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   // images are sRGB to browsers, as imgproxy's default). An sRGB source, untagged or tagged, needs
   // no colour transform: its profile is ignored. Any other (CMYK, Display P3, Adobe RGB, 16-bit,
   // grey) is converted to sRGB through its profile.
-  let srgb = await isSrgbSource(input);
+  const jpeg = readJpegHeader(input);
+  let srgb = await isSrgbSource(input, jpeg);
   let image: Sharp;
   let sourceSize: () => Promise<Size>;
   const ctx: ApplyContext = { settings, inputs, sourceSize: () => sourceSize(), load, materialise, fromRaw, detectFaces, cutOutPeople, notes: {} };
@@ -96,6 +97,8 @@ export async function renderDerivative(input: Buffer, plan: TransformPlan, setti
   image = await run(image, [...stepsOf(plan, 'resize'), ...stepsOf(plan, 'effects')], plan, ctx);
   if (!srgb) image = image.toColourspace('srgb');
   image = await run(image, stepsOf(plan, 'composite'), plan, ctx);
+  // The decode skipped when the worker kept this original's pixels (same output).
+  image = await fromDecodedSource(image, input, jpeg, srgb, inputs.decodedSource);
   if (searchesQuality(plan)) return renderAutoQuality(image, plan, ctx);
   image = await run(image, stepsOf(plan, 'encode'), plan, ctx);
   const { data, info } = await encode(image, settings);

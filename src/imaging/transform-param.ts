@@ -119,6 +119,24 @@ export interface EncoderSettings {
 export interface RenderInputs {
   /** The watermark's original, when plan.watermark is set. */
   watermark?: Buffer;
+  /** The original's pixels kept by the worker (decoded-source.ts); absent: decoded from its bytes. */
+  decodedSource?: DecodedSourceLookup;
+}
+
+/** The pixels of a render's JPEG original (stored size `source`) decoded at 1/shrink, if they can be had. */
+export type DecodedSourceLookup = (shrink: number, source: Size) => Promise<DecodedSource | undefined>;
+
+export interface DecodedSource {
+  /**
+   * The pixels as an uncompressed TIFF: libvips reads it sequentially, as it reads a JPEG, so
+   * the resize runs in the same strips and gives the same bytes. (From raw pixels in memory,
+   * libvips' vertical reduce works in other tiles and rounds some sizes differently.)
+   */
+  tiff: Buffer;
+  width: number;
+  height: number;
+  /** The original's resolution in pixels per inch, which outputs that record one (PNG) carry. */
+  density: number;
 }
 
 export type RawPixels = { data: Buffer; info: OutputInfo };

@@ -28,11 +28,11 @@ function withIccInChunks(jpeg: Buffer, icc: Buffer, parts: number): Buffer {
 
 async function libvipsView(bytes: Buffer) {
   const meta = await sharp(bytes).metadata();
-  return { components: meta.channels, precision: meta.depth === 'uchar' ? 8 : meta.depth, icc: meta.icc };
+  return { components: meta.channels, precision: meta.depth === 'uchar' ? 8 : meta.depth, width: meta.width, height: meta.height, icc: meta.icc };
 }
 
 describe('readJpegHeader', () => {
-  it('agrees with libvips on the corpus photos and on generated JPEGs (untagged, sRGB, P3, CMYK, grey)', async () => {
+  it('agrees with libvips on the corpus photos and on generated JPEGs (untagged, sRGB, P3, CMYK, grey), dimensions included', async () => {
     const samples: [string, Buffer][] = fs
       .readdirSync(path.join(CORPUS, 'photos'))
       .filter((f) => /\.jpe?g$/i.test(f))
@@ -49,6 +49,7 @@ describe('readJpegHeader', () => {
       const vips = await libvipsView(bytes);
       expect(header!.components, name).to.equal(vips.components);
       expect(header!.precision, name).to.equal(vips.precision);
+      expect([header!.width, header!.height], name).to.deep.equal([vips.width, vips.height]);
       expect(header!.icc?.toString('hex'), name).to.equal(vips.icc?.toString('hex'));
     }
   });

@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js';
 import type { EncoderSettings } from '../../src/imaging/pipeline.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { Logger } from 'pino';
+import type { DecodedSourceCache } from '../decoded-source-cache.js';
 import type { DerivativeLedger } from '../derivative-ledger.js';
 import type { LibvipsThreads } from '../libvips-threads.js';
 
@@ -19,6 +20,8 @@ export interface ProcessorContext {
   libvips: LibvipsThreads;
   /** Records stored derivatives in the catalog in batches, after their jobs have answered. */
   derivatives: DerivativeLedger;
+  /** Decoded JPEG originals kept for the next renders of the same original; absent when off. */
+  decodedSources?: DecodedSourceCache;
 }
 
 /** The encoder settings and render limits every render of a worker uses. */

@@ -21,7 +21,8 @@ export function transformProcessor(ctx: ProcessorContext) {
     if (data.plan.watermark && !watermark) throw new ServiceError('invalid_parameter', 'The watermark image no longer exists');
     let rendered;
     try {
-      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings, { watermark: watermark ?? undefined }));
+      const decodedSource = ctx.decodedSources?.lookupFor(data.sourceKey, data.version, source);
+      rendered = await ctx.libvips.run(() => renderDerivative(source, data.plan, settings, { watermark: watermark ?? undefined, decodedSource }));
     } catch (err) {
       // Not retried (a retry would take as long): the caller is told what to change.
       if (err instanceof RenderTimeoutError) {

@@ -19,11 +19,13 @@ export function photoFiles(): string[] {
   return files;
 }
 
-export async function uploadOriginals(svc: Service): Promise<Original[]> {
+/** The photos uploaded once each, or `copies` times each under new names (`prefix`-copy-file), photo order within each copy. */
+export async function uploadOriginals(svc: Service, copies = 1, prefix = ''): Promise<Original[]> {
   const out: Original[] = [];
-  for (const file of photoFiles()) {
+  const uploads = Array.from({ length: copies }, (_, copy) => photoFiles().map((file) => [file, prefix ? `${prefix}-${copy}-${file}` : file])).flat();
+  for (const [file, name] of uploads) {
     const form = new FormData();
-    form.append('file', new Blob([fs.readFileSync(path.join(photosDir, file))], { type: 'image/jpeg' }), file);
+    form.append('file', new Blob([fs.readFileSync(path.join(photosDir, file))], { type: 'image/jpeg' }), name);
     const res = await fetch(`${svc.origin}/cdn/upload`, { method: 'POST', headers: { 'X-API-Key': KEY }, body: form });
     const body = (await res.json()) as { imageId?: string; public_url?: string };
     if (res.status !== 200 || !body.imageId || !body.public_url) throw new Error(`upload of ${file} failed: ${res.status} ${JSON.stringify(body)}`);
