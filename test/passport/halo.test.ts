@@ -3,10 +3,52 @@
 // from one side) whose output keeps a grey smear of the old background beside the head.
 import { expect } from 'chai';
 import sharp from 'sharp';
+import { boxMean, compositeOnBackground } from '../../src/passport/background.js';
+import { renderRows } from '../../src/passport/edge-bands.js';
 import { HALO, measureHalo } from '../../src/passport/halo.js';
+import { checkRequest, decode, detect, refine } from '../../src/passport/pipeline/find-face.js';
+import { plan, segment } from '../../src/passport/pipeline/frame-photo.js';
+import { composite, enhance, render } from '../../src/passport/pipeline/make-photo.js';
+import { PhotoSchedule } from '../../src/passport/pipeline/scheduler.js';
+import type { Composited } from '../../src/passport/pipeline/context.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
+import { luma, type RawImage } from '../../src/vision/raw-image.js';
 import { segmentPerson } from '../../src/vision/segmenter.js';
 import { PORTRAITS, processed, readCorpus } from './helpers.js';
+
+/** The portrait through the pipeline's stages up to the composite (usa), for looking at its edge. */
+async function composited(input: Buffer): Promise<Composited> {
+  const request = checkRequest(input, { country: 'usa' }, new PhotoSchedule(() => true));
+  return composite(enhance(await render(await plan(await segment(await refine(await detect(await decode(request))))))));
+}
+
+/**
+ * The person's dark pixels at the edge and how much brighter `photo` shows them than the rendered
+ * input (through the enhancement's tables): their mean lift in luma levels and the share lifted by
+ * more than 60 (whitened). Chosen without the refined alpha (the segmenter's own probability >= 0.9,
+ * within the halo ring's width of a pixel under 0.5; input luma < 60), so an edge step that lowers
+ * the alpha of dark cap or hair pixels, or lightens their colour, is caught.
+ */
+function darkEdgeLift(c: Composited, photo: RawImage = c.photo): { count: number; meanLift: number; whitened: number } {
+  const { width: w, height: h } = photo;
+  const prob = renderRows(c.job, 0, h).prob;
+  const near = boxMean(prob.map((p) => (p < 0.5 ? 1 : 0)), w, h, Math.max(2, Math.round(HALO.RING_SHARE * h)));
+  const [lr, lg, lb] = c.luts;
+  let count = 0;
+  let lift = 0;
+  let whitened = 0;
+  for (let i = 0; i < w * h; i++) {
+    if (!c.inside[i] || prob[i] < 0.9 || near[i] === 0) continue;
+    const j = i * 3;
+    const before = luma(lr[c.image.data[j]], lg[c.image.data[j + 1]], lb[c.image.data[j + 2]]);
+    if (before >= 60) continue;
+    const d = luma(photo.data[j], photo.data[j + 1], photo.data[j + 2]) - before;
+    count++;
+    lift += d;
+    if (d > 60) whitened++;
+  }
+  return { count, meanLift: lift / count, whitened: whitened / count };
+}
 
 /** The portrait on a dark grey background (the segmenter's soft mask), lit from the left: x 1.25 to x 0.5 across. */
 export async function sideLit(input: Buffer): Promise<Buffer> {
@@ -64,6 +106,23 @@ describe('passport halo (old background left at the edge, as a blend)', function
     expect(halfBlended.share, 'a 60 % blend of the old background counts').to.be.above(0.3);
     const faint = measureHalo(src, composite(dilated, 0.3), dilated, inside, [255, 255, 255]);
     expect(faint.share, `a 30 % blend is below the level ${HALO.BLEND_LEVEL}`).to.be.below(0.01);
+  });
+
+  it('keeps the dark cap and hair at the edge dark (side-lit on a dark background, and as stored); an edge with alpha cut to 60 % fails', async () => {
+    // As made: mean lift 1.8 levels, 0.6 % whitened (side-lit); 1.1, 1.3 % (stored). Lowering
+    // alpha where an edge pixel's colour lies nearer the old background than the person's window
+    // mean gives 5.8 levels, 3.4 % on the side-lit portrait (the shadow under the ear turns white).
+    const hopper = readCorpus(PORTRAITS[1].file);
+    for (const [name, input] of [['side-lit', await sideLit(hopper)], ['stored', hopper]] as const) {
+      const c = await composited(input);
+      const lift = darkEdgeLift(c);
+      expect(lift.count, `${name}: dark edge pixels found`).to.be.above(2000);
+      expect(lift.meanLift, `${name}: mean lift`).to.be.at.most(3);
+      expect(lift.whitened, `${name}: whitened share`).to.be.at.most(0.02);
+      const cut = compositeOnBackground(c.fg, c.alpha!.map((a) => (a < 1 ? 0.6 * a : a)), c.background, c.luts);
+      const whitenedEdge = darkEdgeLift(c, cut);
+      expect(whitenedEdge.whitened, `${name}: alpha cut to 60 % at the edge`).to.be.above(0.02);
+    }
   });
 
   it('the side-lit portrait on a dark background fails halo with a wide run; the portrait as stored passes', async () => {
