@@ -22,8 +22,8 @@ export const HALO = {
   /**
    * Pass when at most this share of the ring is halo and no run is wider than MAX_RUN_PX. usa: the
    * astronaut 0.0007 / 1 px, the cameraman 0.005 / 10; over the documents: Hopper 0.041-0.060 /
-   * 12-19 (a grey smear beside the white hair), her night shots 0.045-0.063 / 11-20; side-lit
-   * portraits on a dark background: the astronaut 0.055 / 12 (usa), Hopper 0.11-0.16 / 14-24.
+   * 12-19 (a grey smear beside the white hair), her night shots 0.045-0.082 / 11-20; side-lit
+   * portraits on a dark background: the astronaut 0.055-0.078 / 12-15, Hopper 0.11-0.16 / 14-24.
    */
   MAX_SHARE: 0.08,
   MAX_RUN_PX: 20,
