@@ -11,6 +11,6 @@ export function heapBase(): usize {
 }
 
 export { boxColumns, boxRows } from './common';
-export { levelStats, ringBlend, summedAreaTables } from './measures';
+export { haloTableBytes, levelStats, ringBlend, summedAreaTables } from './measures';
 export { guidedCoefficients, guidedScratchBytes, tighten } from './guided';
 export { estimateForeground, foregroundScratchBytes } from './foreground';
