@@ -20,12 +20,8 @@ export const HALO = {
   OLD_BG_RADIUS_SHARE: 0.04,
   EXPLAINED: 20,
   BLEND_LEVEL: 0.5,
-  /**
-   * Pass when at most this share of the ring is halo and no run is wider than MAX_RUN_PX, each with
-   * its margin (compliance.ts): the corpus as stored reads up to 0.021 / 17 px (Hopper; the
-   * astronaut 0.001 / 3, the cameraman 0.011 / 14). Her night shots read 0.013-0.056 / 6-20, the
-   * side-lit portraits 0.014-0.036 / 6-8 (astronaut) and 0.030-0.050 / 12-21 (Hopper).
-   */
+  /** Pass when at most this share of the ring is halo and no run is wider than MAX_RUN_PX, each with
+   * its margin (compliance.ts); the figures per portrait are in docs/passport.md (Edges). */
   MAX_SHARE: 0.03,
   MAX_RUN_PX: 20,
   /** A colour window is compared with only when this share of it is old background (and person). */
