@@ -39,13 +39,25 @@ export class DecodedSourceCache {
     this.entries = new LRUCache<string, Entry>({
       maxSize: budgetBytes,
       sizeCalculation: (entry) => entry.decoded.tiff.length + entry.original.length,
-      dispose: (entry, key) => this.keysOf.get(entry.sourceKey)?.keys.delete(key),
+      // An evicted or deleted entry leaves its original's record; the record goes with its last
+      // entry (a replaced value keeps its key: 'set' is not a removal).
+      dispose: (entry, key, reason) => {
+        const known = this.keysOf.get(entry.sourceKey);
+        if (!known || reason === 'set') return;
+        known.keys.delete(key);
+        if (known.keys.size === 0) this.keysOf.delete(entry.sourceKey);
+      },
     });
   }
 
   /** Bytes held now (pixels and the originals they came from). */
   get bytes(): number {
     return this.entries.calculatedSize;
+  }
+
+  /** Originals with pixels kept now. */
+  get originals(): number {
+    return this.keysOf.size;
   }
 
   /** The lookup one render of `original` (stored under sourceKey at version) gives the pipeline. */

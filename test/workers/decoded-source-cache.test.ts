@@ -64,6 +64,10 @@ describe('decoded-source cache', function () {
     for (let i = 0; i < 20; i++) expect(await second(cache, `k${i}`, 'v', a, 1)).to.not.equal(undefined);
     expect(cache.bytes).to.be.at.most(4 * 1024 * 1024);
     expect(cache.bytes).to.be.above(2 * 1024 * 1024);
+    // Evicted originals leave no record behind: one per entry held (21 were kept in turn).
+    const one = new DecodedSourceCache(4 * 1024 * 1024, 40_000_000);
+    await second(one, 'k', 'v', a, 1);
+    expect(cache.originals).to.equal(cache.bytes / one.bytes).and.to.be.below(21);
     // An entry over a quarter of the budget is not decoded here (the render goes the normal way).
     const small = new DecodedSourceCache(1024 * 1024, 40_000_000);
     expect(await small.lookupFor('k', 'v', a)(1, size)).to.equal(undefined);
