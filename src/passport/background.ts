@@ -143,27 +143,6 @@ function blendInto(d: Uint8Array, alpha: Float32Array, background: Rgb, lr: Uint
   }
 }
 
-/** img (through `luts`, as compositeOnBackground) with the pixels that did not come from the source (crop beyond the image) filled with the background. */
-export function fillOutside(img: RawImage, inside: Uint8Array, background: Rgb, luts: ChannelLuts = IDENTITY_LUTS): RawImage {
-  const out = new Uint8Array(img.data.length);
-  fillWhereOutside(img.data, inside, background, luts[0], luts[1], luts[2], out);
-  return { ...img, data: out };
-}
-
-function fillWhereOutside(d: Uint8Array, inside: Uint8Array, background: Rgb, lr: Uint8Array, lg: Uint8Array, lb: Uint8Array, out: Uint8Array): void {
-  for (let i = 0, j = 0; i < inside.length; i++, j += 3) {
-    if (inside[i]) {
-      out[j] = lr[d[j]];
-      out[j + 1] = lg[d[j + 1]];
-      out[j + 2] = lb[d[j + 2]];
-    } else {
-      out[j] = background[0];
-      out[j + 1] = background[1];
-      out[j + 2] = background[2];
-    }
-  }
-}
-
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders (each output divides by the number of
  * pixels actually inside the window). O(n) running sums, rows then columns (kernels/pixels.ts).

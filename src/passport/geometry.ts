@@ -7,7 +7,7 @@
 //   a = (p - E) . ex   (along the eyes, towards the image-right eye)
 //   b = (p - E) . ey   (down the face; the eye line is b = 0)
 // with ex = (cos t, sin t), ey = (-sin t, cos t) and t the roll applied (0 when |roll| <= 1 deg).
-import { fromFrame, rollDegrees, toFrame, type Box, type FaceFrame, type FaceKeypoints, type Point } from '../vision/face-frame.js';
+import { frameAt, fromFrame, rollDegrees, toFrame, type Box, type FaceFrame, type FaceKeypoints, type Point } from '../vision/face-frame.js';
 import type { PassportSpec, Range } from './specs.js';
 
 export interface FaceLike {
@@ -62,14 +62,7 @@ export const MIN_BOTTOM_MARGIN = 0.05;
 
 export function makeFaceFrame(k: Pick<FaceKeypoints, 'rightEye' | 'leftEye'>, level = true): FaceFrame {
   const roll = rollDegrees(k);
-  const angleDeg = level && Math.abs(roll) > ROLL_THRESHOLD_DEG ? roll : 0;
-  const t = (angleDeg * Math.PI) / 180;
-  return {
-    origin: { x: (k.rightEye.x + k.leftEye.x) / 2, y: (k.rightEye.y + k.leftEye.y) / 2 },
-    angleDeg,
-    cos: Math.cos(t),
-    sin: Math.sin(t),
-  };
+  return frameAt({ x: (k.rightEye.x + k.leftEye.x) / 2, y: (k.rightEye.y + k.leftEye.y) / 2 }, level && Math.abs(roll) > ROLL_THRESHOLD_DEG ? roll : 0);
 }
 
 /**

@@ -32,6 +32,8 @@ export interface HaloMeasure {
   share: number;
   widestRun: number;
   ringPixels: number;
+  /** 1 at the ring's halo pixels (for figures). */
+  pixels: Uint8Array;
 }
 
 /**
@@ -50,5 +52,5 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
   const ring = blend.reduce((n, b) => n + (b >= 0 ? 1 : 0), 0);
   const halo = Uint8Array.from(blend, (b) => (b > HALO.BLEND_LEVEL ? 1 : 0));
   const count = halo.reduce((n, v) => n + v, 0);
-  return { share: ring ? count / ring : 0, widestRun: widestRun(halo, w, h), ringPixels: ring };
+  return { share: ring ? count / ring : 0, widestRun: widestRun(halo, w, h), ringPixels: ring, pixels: halo };
 }

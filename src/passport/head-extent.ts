@@ -42,22 +42,12 @@ export interface HeadInFrame {
   chinCut: boolean;
 }
 
-function outside(x: number, y: number, w: number, h: number): boolean {
-  return x < 0 || y < 0 || x > w || y > h;
-}
-
 /** Whether the crown or the chin touches the input's edge (points just beyond them fall outside the image). */
 export function headInFrame(frame: FaceFrame, face: FaceInFrame, crownB: number, imageWidth: number, imageHeight: number): HeadInFrame {
   const m = Math.max(2, HEAD_EXTENT.EDGE_MARGIN_BOX * face.boxHeight);
   const offsets = [-0.15, 0, 0.15].map((s) => s * face.boxWidth);
-  const cut = (b: number): boolean => {
-    let n = 0;
-    for (const da of offsets) {
-      const p = fromFrame(frame, face.centerA + da, b);
-      if (outside(p.x, p.y, imageWidth, imageHeight)) n++;
-    }
-    return n >= 2;
-  };
+  const outside = ({ x, y }: { x: number; y: number }): boolean => x < 0 || y < 0 || x > imageWidth || y > imageHeight;
+  const cut = (b: number): boolean => offsets.filter((da) => outside(fromFrame(frame, face.centerA + da, b))).length >= 2;
   // The segmenter often leaves the last rows of a cut head (a cap, hair against the edge) out of
   // the mask: a crown too close to the face with the edge just above is a cut crown too.
   const tooLow = face.boxTopB - crownB < HEAD_EXTENT.MIN_CROWN_ABOVE_BOX * face.boxHeight;

@@ -1,8 +1,8 @@
 // The halo measure as a blend: on a composite of known colours, and on a side-lit portrait on a
 // dark background (made here: Grace Hopper cut out by the segmenter, put on a dark grey and lit
-// from one side) whose output keeps a grey smear of the old background beside the head.
+// from one side), where a mask at the segmenter's region scale leaves a grey smear of the old
+// background beside the ear.
 import { expect } from 'chai';
-import sharp from 'sharp';
 import { boxMean, compositeOnBackground } from '../../src/passport/background.js';
 import { renderRows } from '../../src/passport/edge-bands.js';
 import { HALO, measureHalo } from '../../src/passport/halo.js';
@@ -13,7 +13,7 @@ import { PhotoSchedule } from '../../src/passport/pipeline/scheduler.js';
 import type { Composited } from '../../src/passport/pipeline/context.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { luma, type RawImage } from '../../src/vision/raw-image.js';
-import { segmentPerson } from '../../src/vision/segmenter.js';
+import { sideLit } from '../../scripts/lib/portrait-variants.js';
 import { PORTRAITS, processed, readCorpus } from './helpers.js';
 
 /** The portrait through the pipeline's stages up to the composite (usa), for looking at its edge. */
@@ -48,23 +48,6 @@ function darkEdgeLift(c: Composited, photo: RawImage = c.photo): { count: number
     if (d > 60) whitened++;
   }
   return { count, meanLift: lift / count, whitened: whitened / count };
-}
-
-/** The portrait on a dark grey background (the segmenter's soft mask), lit from the left: x 1.25 to x 0.5 across. */
-export async function sideLit(input: Buffer): Promise<Buffer> {
-  const { data, info } = await sharp(input).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  const { width: w, height: h } = info;
-  const prob = await segmentPerson({ data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: w, height: h, channels: 4 });
-  const bg = [34, 36, 42];
-  const out = Buffer.alloc(w * h * 3);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      const light = 1.25 - (0.75 * x) / w;
-      for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.max(0, Math.min(255, Math.round((data[i * 4 + c] * prob[i] + bg[c] * (1 - prob[i])) * light)));
-    }
-  }
-  return sharp(out, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
 }
 
 describe('passport halo (old background left at the edge, as a blend)', function () {
@@ -149,11 +132,14 @@ describe('passport halo (old background left at the edge, as a blend)', function
     }
   });
 
-  it('the side-lit portrait on a dark background reads the old background left beside the ear; the portrait as stored reads less', async () => {
+  it('the side-lit portrait on a dark background keeps at most 1.2 % of its ring, no run over 8 px, of the old background; the portrait as stored less', async () => {
+    // It reads 0.010 / 7 px. Matted from the region mask alone (no closer head mask) it reads
+    // 0.030 / 17 px: a grey-brown patch of the original backdrop beside the ear, where the
+    // segmenter's probability is mid at its region's scale.
     const hopper = PORTRAITS[1];
     const r = await processPassportPhoto(await sideLit(readCorpus(hopper.file)), { country: 'usa' });
-    expect(r.measurements.halo_share!).to.be.above(0.01);
-    expect(r.measurements.halo_widest_run_px!).to.be.above(8);
+    expect(r.measurements.halo_share!).to.be.at.most(0.012);
+    expect(r.measurements.halo_widest_run_px!).to.be.at.most(8);
     const stored = await processed(hopper, { country: 'usa' });
     expect(stored.checks.find((c) => c.name === 'halo')!.passed).to.equal(true);
     expect(stored.measurements.halo_share!).to.be.below(r.measurements.halo_share!);

@@ -5,22 +5,11 @@
 // Without the reduction (NOISE.REDUCE_ABOVE above 12) the output faces are 2.6-2.7x (astronaut)
 // and 1.7-1.8x (Hopper) as grainy: the test fails.
 import { expect } from 'chai';
-import sharp from 'sharp';
 import { grainAndFocus, NOISE } from '../../src/passport/noise.js';
 import { processPassportPhoto, type PassportResult } from '../../src/passport/process-passport-photo.js';
 import { luma, type RawImage } from '../../src/vision/raw-image.js';
-import { gaussian } from '../fixtures/gaussian.js';
+import { gaussian, nightShot } from '../../scripts/lib/portrait-variants.js';
 import { decodeRgb, measureFace, PORTRAITS, processed, readCorpus } from './helpers.js';
-
-/** The night shot of a portrait (PNG: the noise as made, no JPEG smoothing), optionally blurred first. */
-export async function nightShot(input: Buffer, seed: number, blur = 0): Promise<Buffer> {
-  const img = blur ? sharp(input).blur(blur) : sharp(input);
-  const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const g = gaussian(seed);
-  const out = Buffer.alloc(data.length);
-  for (let i = 0; i < data.length; i++) out[i] = Math.min(255, 3 * Math.round(Math.max(0, Math.min(255, 0.3 * data[i] + 4 * g()))));
-  return sharp(out, { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
-}
 
 /** Median absolute deviation of luma minus its 3 x 3 mean over the face the detector finds on the output (0.2-0.8 of the box wide, 0.2-0.9 high). */
 async function faceGrain(r: PassportResult): Promise<{ grain: number; roll: number }> {

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { median3, noiseSigma, noiseSigmas } from '../../src/vision/noise.js';
 import type { RawImage } from '../../src/vision/raw-image.js';
-import { gaussian } from '../fixtures/gaussian.js';
+import { gaussian } from '../../scripts/lib/portrait-variants.js';
 
 /** A shaded image (a ramp, a disc and a hard edge) with normal noise of `sigma` added to each channel. */
 function shaded(sigma: number, seed = 1, side = 300): RawImage {

@@ -2,7 +2,8 @@
 // planned, and the pixels it is rendered from fetched.
 import { affineFromFrame } from '../../vision/face-frame.js';
 import { segmentPerson } from '../../vision/segmenter.js';
-import { renderWarp, warpRgbaBilinear, warpSource } from '../../vision/warp.js';
+import { renderWarp, warpFloatBilinearRows, warpRgbaBilinear, warpSource } from '../../vision/warp.js';
+import { boxMean } from '../background.js';
 import { crownFromMask, planCrop, type FrameMask } from '../geometry.js';
 import { HEAD_EXTENT, headInFrame, measureHeadwear } from '../head-extent.js';
 import { withNoiseReduced } from '../noise.js';
@@ -13,6 +14,15 @@ import { faceTooSmall, MAX_UPSCALE } from './find-face.js';
 export const SEGMENTATION_MAX_SIDE = 384;
 /** Segmentation region around the face, in face-box heights. */
 const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
+/**
+ * The head segmented again, closer (withCloserHead): a square `side` face-box heights wide from
+ * `above` over the crown (its outline gets ~1.8x the model's pixels). Its mask decides within
+ * `nearOutline` region-mask pixels of the region mask's outline, where the two scales' mid-probability
+ * guesses differ (a patch of old background beside an ear) and the closer one sees sharper; elsewhere
+ * the region mask does (a part the close view misses stays). Faded out over `margin` of the side
+ * towards its border and the chin (below it, dark clothes on a dark background lost dark edge pixels).
+ */
+const HEAD_REGION = { side: 2.0, above: 0.1, nearOutline: 8, margin: 0.1 };
 
 /**
  * Segment the region around the face (levelled), then the crown from the person mask within the
@@ -32,10 +42,11 @@ export async function segment(r: Refined): Promise<Segmented> {
   const rh = Math.max(16, Math.round(regionH / step));
   const region = await renderWarp(src, affineFromFrame(frame, a0, b0, step), rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, r.background));
   r.timer.lap('geometry');
-  const mask: FrameMask = { data: await segmentPerson(region), width: rw, height: rh, a0, b0, step };
+  const wide: FrameMask = { data: await segmentPerson(region), width: rw, height: rh, a0, b0, step };
+  const crown = crownFromMask(face, wide);
+  const mask = r.removeBackground ? await withCloserHead(r, wide, crown.crownB) : wide;
   r.timer.lap('segment');
-  const crown = crownFromMask(face, mask);
-  const headwear = crown.source === 'mask' ? measureHeadwear(region, mask, face, crown.crownB) : null;
+  const headwear = crown.source === 'mask' ? measureHeadwear(region, wide, face, crown.crownB) : null;
   const underHeadwear = headwear?.detected ? r.chosen.hasKeypoints : null;
   const crownB = underHeadwear ? face.boxTopB - HEAD_EXTENT.CROWN_UNDER_HEADWEAR_RATIO * bh : crown.crownB;
   return {
@@ -48,6 +59,30 @@ export async function segment(r: Refined): Promise<Segmented> {
     underHeadwear,
     inFrame: headInFrame(frame, face, crownB, src.width, src.height),
   };
+}
+
+/** The region mask, the close mask near its outline (HEAD_REGION). */
+async function withCloserHead(r: Refined, wide: FrameMask, crownB: number): Promise<FrameMask> {
+  const n = SEGMENTATION_MAX_SIDE;
+  const step = (HEAD_REGION.side * r.face.boxHeight) / n;
+  const [ha0, hb0] = [r.face.centerA - (n * step) / 2, crownB - HEAD_REGION.above * r.face.boxHeight];
+  const square = await renderWarp(r.decoded.image, affineFromFrame(r.frame, ha0, hb0, step), n, n, (img, m) => warpRgbaBilinear(img, m, n, n, r.background));
+  const close = await segmentPerson(square);
+  const { width: gw, height: gh } = wide;
+  const out = wide.data.slice();
+  const near = boxMean(out.map((p) => (p > 0.5 ? 1 : 0)), gw, gh, HEAD_REGION.nearOutline);
+  const k = wide.step / step;
+  const [ox, oy] = [(wide.a0 - ha0) / step, (wide.b0 - hb0) / step];
+  const closeOnGrid = warpFloatBilinearRows(close, n, n, { ox, oy, dux: k, duy: 0, dvx: 0, dvy: k }, gw, 0, gh);
+  const chinY = Math.min(n, (r.face.chinB - hb0) / step);
+  for (let i = 0; i < out.length; i++) {
+    const cx = ((i % gw) + 0.5) * k + ox;
+    const cy = (Math.floor(i / gw) + 0.5) * k + oy;
+    const inSquare = Math.min(cx, cy, n - cx, chinY - cy) / (HEAD_REGION.margin * n);
+    const w = Math.min(1, inSquare, (1 - Math.abs(2 * near[i] - 1)) / 0.2);
+    if (w > 0) out[i] += w * (closeOnGrid[i] - out[i]);
+  }
+  return { ...wide, data: out };
 }
 
 /**

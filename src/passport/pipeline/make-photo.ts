@@ -1,6 +1,6 @@
 // The photo's stages: rendered from the source with its edges refined, enhanced, composited on the
 // spec background.
-import { compositeOnBackground, fillOutside } from '../background.js';
+import { compositeOnBackground } from '../background.js';
 import { renderAndRefineEdges, renderRows } from '../edge-bands.js';
 import { finishEnhancement, IDENTITY_LUTS, planEnhancement, type Region } from '../enhance.js';
 import type { Composited, Enhanced, Planned, Rendered } from './context.js';
@@ -38,9 +38,9 @@ export function enhance(r: Rendered): Enhanced {
   return { ...r, faceRegion, enhancement, luts: finishEnhancement(r.fg, enhancement, faceRegion) };
 }
 
-/** The composite on the spec background, the enhancement's tables applied as it is written (one pass). */
+/** The composite on the spec background (kept: alpha 1 inside the source), the enhancement's tables applied as it is written (one pass). */
 export function composite(e: Enhanced): Composited {
-  const photo = e.alpha ? compositeOnBackground(e.fg, e.alpha, e.background, e.luts) : fillOutside(e.fg, e.inside, e.background, e.luts);
+  const photo = compositeOnBackground(e.fg, e.alpha ?? Float32Array.from(e.inside), e.background, e.luts);
   e.timer.lap('enhance');
   return { ...e, photo };
 }
