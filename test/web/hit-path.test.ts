@@ -6,10 +6,17 @@
 // mayServeNow, which only the hit path asks and whose `true` is its last check before answering
 // (an observation, not a mock: the answer is unchanged).
 import { expect } from 'chai';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino } from 'pino';
 import type { Credential } from '../../src/catalog/api-keys.js';
 import { planById } from '../../src/catalog/plans.js';
 import { addMonthlyUsage, readUsage } from '../../src/catalog/usage.js';
 import { signedTransformUrl } from '../../src/imaging/signing.js';
+import { createHitPath } from '../../src/web/hit-path.js';
+import type { RequestLog } from '../../src/web/middleware/request-context.js';
+import type { FrontDoorMetrics } from '../../src/web/monitoring/metrics.js';
+import type { MemoEntry } from '../../src/web/services/hit-memo.js';
+import type { WebDeps } from '../../src/web/web-deps.js';
 import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, expectDetail, tinyJpeg } from './set-b-helpers.js';
@@ -103,6 +110,33 @@ describe('hit path', function () {
     const fast = await moved(() => get(url, { 'X-Request-Id': 'trace-42.a' }), true);
     expect(fast.deltas).to.deep.equal(general.deltas);
     expect((await get(url, { 'X-Request-Id': 'trace-42.a' })).headers.get('x-request-id')).to.equal('trace-42.a');
+  });
+
+  it('logs a hit-path answer as the general path logs it: its id, URL (signature redacted) and status, once', async () => {
+    // The lines the front door's logger hands its destination, at the production level (the
+    // harness logs only warnings); kept here instead of written to the test's output.
+    const log = svc.deps.log;
+    const stream = (log as unknown as Record<symbol, { write(line: string): unknown }>)[pino.symbols.streamSym];
+    const { write } = stream;
+    const level = log.level;
+    const lines: string[] = [];
+    stream.write = (line: string) => lines.push(line);
+    log.level = 'info';
+    try {
+      const pic = await cdnUpload(svc, user.key, await tinyJpeg(9, 200, 120), { filename: 'logged.jpg' });
+      const url = svc.url(`/cdn/${pic.imageId}?w=60&f=webp&sig=not-a-secret-to-log`);
+      await get(url);
+      await get(url);
+      const fast = await get(url, { 'X-Request-Id': 'logged-hit.1' });
+      expect(fast.viaHitPath).to.equal(true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const mine = lines.filter((line) => line.includes('"logged-hit.1"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(mine).to.have.length(1);
+      expect(mine[0]).to.deep.include({ level: 30, msg: 'request completed', req: { id: 'logged-hit.1', method: 'GET', url: `/cdn/${pic.imageId}?w=60&f=webp&sig=[redacted]` }, res: { statusCode: 200 } });
+    } finally {
+      stream.write = write;
+      log.level = level;
+    }
   });
 
   it('leaves conditional, Range and HEAD requests to the general path (304, 206)', async () => {
@@ -202,5 +236,40 @@ describe('hit path', function () {
     const gone = await get(url);
     expect(gone.status).to.equal(404);
     expect(gone.viaHitPath).to.equal(false);
+  });
+});
+
+describe('hit path: when an answer is logged', () => {
+  // The kernel takes a whole in-memory derivative at once on loopback (the memory cache keeps
+  // objects up to 4 MiB; loopback sockets buffer more), so an answer still being sent cannot be
+  // made with a real socket here: the response is a stand-in that says it is still sending.
+  function answer(writableFinished: boolean) {
+    const entry: MemoEntry = { objectKey: 'k', ownerId: 'o', head: ['x-request-id', ''], loggedUrl: '"/cdn/a"', cacheHit: true, route: '/cdn/:image_id', holds: [], validUntil: Infinity };
+    const deps = {
+      hits: { lookup: () => entry, forget: () => undefined },
+      derivatives: { hot: () => Buffer.alloc(10) },
+      limits: { mayServeNow: () => true },
+      bandwidth: { add: () => undefined },
+    } as unknown as WebDeps;
+    const events: string[] = [];
+    const requestLog = { id: () => 'id-1', written: (_res: ServerResponse, id: string, _m: string, url: string) => events.push(`log ${id} ${url}`) } as unknown as RequestLog;
+    const metrics = { countHit: (_res: ServerResponse, route: string, size: number) => events.push(`count ${route} ${size}`) } as unknown as FrontDoorMetrics;
+    let onClose: (() => void) | undefined;
+    const res = { writableFinished, writeHead: () => undefined, end: () => undefined, once: (_event: string, listener: () => void) => (onClose = listener) };
+    const answered = createHitPath(deps, metrics, requestLog)({ method: 'GET', headers: {} } as IncomingMessage, res as unknown as ServerResponse);
+    expect(answered).to.equal(true);
+    return { events, close: () => onClose?.() };
+  }
+
+  it('at once when the socket took every byte', () => {
+    const { events } = answer(true);
+    expect(events).to.deep.equal(['log id-1 "/cdn/a"', 'count /cdn/:image_id 10']);
+  });
+
+  it('at its close when bytes are still being sent, once', () => {
+    const { events, close } = answer(false);
+    expect(events).to.deep.equal([]);
+    close();
+    expect(events).to.deep.equal(['log id-1 "/cdn/a"', 'count /cdn/:image_id 10']);
   });
 });

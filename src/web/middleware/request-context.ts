@@ -14,6 +14,11 @@ const SECRET_QUERY = /([?&](?:sig|token|api_key)=)[^&#]*/gi;
 export function redactUrl(url: string): string {
   return url.includes('=') ? url.replace(SECRET_QUERY, '$1[redacted]') : url;
 }
+
+/** The request URL as the access log line carries it: redacted and JSON-encoded. */
+export function loggedUrl(url: string): string {
+  return JSON.stringify(redactUrl(url));
+}
 /** Probes and scrapes every few seconds would drown the request log. */
 const QUIET_PATHS = new Set(['/health', '/metrics']);
 
@@ -34,8 +39,11 @@ export interface RequestLog {
   begin: BeginRequest;
   /** The request's id: the caller's X-Request-Id when well-formed, else a new one. */
   id(req: IncomingMessage): string;
-  /** Writes the line of a request whose response has closed; `url` as logged (redacted). */
-  written(res: ServerResponse, id: string, method: string, url: string, started: number): void;
+  /**
+   * Writes the line of a request whose response has closed or was handed whole to the socket;
+   * `urlJson` as loggedUrl() makes it (redacted, JSON-encoded), so a kept answer encodes it once.
+   */
+  written(res: ServerResponse, id: string, method: string, urlJson: string, started: number): void;
 }
 
 export function requestLogger(log: Logger): RequestLog {
@@ -47,13 +55,13 @@ export function requestLogger(log: Logger): RequestLog {
     const incoming = req.headers['x-request-id'];
     return typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : `${prefix}-${(sequence++).toString(36)}`;
   };
-  const written = (res: ServerResponse, reqId: string, method: string, url: string, started: number) => {
+  const written = (res: ServerResponse, reqId: string, method: string, urlJson: string, started: number) => {
     const status = res.statusCode;
     const responseTime = Math.round(performance.now() - started);
-    if (!res.writableFinished) lineOf('warn', reqId, method, url, status, responseTime, 'request aborted');
-    else if (status >= 500) lineOf('error', reqId, method, url, status, responseTime, 'request completed');
-    else if (status >= 400) lineOf('warn', reqId, method, url, status, responseTime, 'request completed');
-    else lineOf('info', reqId, method, url, status, responseTime, 'request completed');
+    if (!res.writableFinished) lineOf('warn', reqId, method, urlJson, status, responseTime, 'request aborted');
+    else if (status >= 500) lineOf('error', reqId, method, urlJson, status, responseTime, 'request completed');
+    else if (status >= 400) lineOf('warn', reqId, method, urlJson, status, responseTime, 'request completed');
+    else lineOf('info', reqId, method, urlJson, status, responseTime, 'request completed');
   };
   const begin: BeginRequest = (req, res) => {
     const reqId = id(req);
@@ -62,9 +70,9 @@ export function requestLogger(log: Logger): RequestLog {
     if (!QUIET_PATHS.has(rawUrl)) {
       const started = performance.now();
       const method = req.method ?? '';
-      const url = redactUrl(rawUrl);
+      const urlJson = loggedUrl(rawUrl);
       // Headers are not logged, so keys never reach the logs; signatures in the query are redacted.
-      res.once('close', () => written(res, reqId, method, url, started));
+      res.once('close', () => written(res, reqId, method, urlJson, started));
     }
     return reqId;
   };
@@ -76,20 +84,20 @@ type AccessLevel = 'info' | 'warn' | 'error';
 /**
  * The access log line, written to the logger's destination as pino would write
  * `log[level]({ req: { id, method, url }, res: { statusCode }, responseTime }, msg)`, without
- * pino's per-call object walk and serialisation: with the hit path's URL redacted once per kept
- * answer, a cache hit's line costs ~8 µs against ~21 through `log.info` (docs/performance.md).
+ * pino's per-call object walk and serialisation: with the hit path's URL redacted and encoded once
+ * per kept answer, a cache hit's line costs a few µs against ~21 through `log.info` (docs/performance.md).
  * The logger's level, time and bindings are pino's own (test/web/middleware/request-context.test.ts
  * compares the two lines). The id ([\w.-]) and the method (an HTTP token) need no JSON escaping.
  */
 function accessLine(log: Logger) {
   const internals = log as unknown as Record<symbol, unknown>;
   const { streamSym, timeSym, chindingsSym } = pino.symbols;
-  return (level: AccessLevel, id: string, method: string, url: string, status: number, responseTime: number, msg: string) => {
+  return (level: AccessLevel, id: string, method: string, urlJson: string, status: number, responseTime: number, msg: string) => {
     if (!log.isLevelEnabled(level)) return;
     const stream = internals[streamSym] as { write(line: string): unknown };
     const time = (internals[timeSym] as () => string)();
     stream.write(
-      `{"level":${log.levels.values[level]}${time}${internals[chindingsSym] as string},"req":{"id":"${id}","method":"${method}","url":${JSON.stringify(url)}},"res":{"statusCode":${status}},"responseTime":${responseTime},"msg":"${msg}"}\n`,
+      `{"level":${log.levels.values[level]}${time}${internals[chindingsSym] as string},"req":{"id":"${id}","method":"${method}","url":${urlJson}},"res":{"statusCode":${status}},"responseTime":${responseTime},"msg":"${msg}"}\n`,
     );
   };
 }

@@ -11,7 +11,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
-import { redactUrl } from '../middleware/request-context.js';
+import { loggedUrl } from '../middleware/request-context.js';
 
 /** Re-checks, in one map read, that something a recorded answer relied on is unchanged. */
 export type Hold = () => boolean;
@@ -27,7 +27,7 @@ export interface MemoEntry {
    * values; it ends with X-Request-Id, whose value slot the hit path fills in for each request.
    */
   head: string[];
-  /** The request URL as the access log shows it (redacted). */
+  /** The request URL as the access log line carries it (request-context.ts, loggedUrl). */
   loggedUrl: string;
   /** The answer said X-Cache: HIT (the derivative cache's hit metric). */
   cacheHit: boolean;
@@ -107,8 +107,7 @@ export class HitMemo {
       else head.push(name, String(value));
     }
     head.push('x-request-id', '');
-    const loggedUrl = redactUrl(req.url ?? '/');
-    this.entries.set(memoKey(req), { objectKey, ownerId, head, loggedUrl, cacheHit: headers['x-cache'] === 'HIT', route, holds, validUntil: notes.validUntil });
+    this.entries.set(memoKey(req), { objectKey, ownerId, head, loggedUrl: loggedUrl(req.url ?? '/'), cacheHit: headers['x-cache'] === 'HIT', route, holds, validUntil: notes.validUntil });
   }
 
   /** The entry for this request when everything it relied on still holds. */

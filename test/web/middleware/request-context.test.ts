@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
-import { redactUrl, requestLogger } from '../../../src/web/middleware/request-context.js';
+import { loggedUrl, redactUrl, requestLogger } from '../../../src/web/middleware/request-context.js';
 
 function capture(level: string) {
   const lines: string[] = [];
@@ -28,7 +28,7 @@ describe('request log line', () => {
       const theirs = capture('info');
       const url = redactUrl('/cdn/abc?w=800&sig=secret&note="quoted"\\é\u2028');
       const started = performance.now() - 3.2;
-      requestLogger(ours.log).written(closed(c.status, c.finished), 'id-1.x', 'GET', url, started);
+      requestLogger(ours.log).written(closed(c.status, c.finished), 'id-1.x', 'GET', loggedUrl(url), started);
       const responseTime = (JSON.parse(ours.lines[0]) as { responseTime: number }).responseTime;
       expect(responseTime).to.be.within(3, 1000);
       theirs.log[c.level]({ req: { id: 'id-1.x', method: 'GET', url }, res: { statusCode: c.status }, responseTime }, c.msg);
@@ -40,9 +40,9 @@ describe('request log line', () => {
   it('writes nothing below the logger level', () => {
     const { log, lines } = capture('warn');
     const requests = requestLogger(log);
-    requests.written(closed(200), 'a', 'GET', '/x', performance.now());
+    requests.written(closed(200), 'a', 'GET', loggedUrl('/x'), performance.now());
     expect(lines).to.deep.equal([]);
-    requests.written(closed(404), 'b', 'GET', '/x', performance.now());
+    requests.written(closed(404), 'b', 'GET', loggedUrl('/x'), performance.now());
     expect(lines).to.have.length(1);
     expect(JSON.parse(lines[0])).to.include({ level: 40, msg: 'request completed' });
   });
