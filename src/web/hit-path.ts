@@ -42,9 +42,8 @@ export function createHitPath(deps: WebDeps, metrics: FrontDoorMetrics, requestL
     res.end(bytes);
     bandwidth.add(entry.ownerId, bytes.length);
     // Handed whole to the socket (the usual case: the kernel took every byte), the answer is
-    // logged and counted now, as it would be at its 'close'; one still being sent is followed to
-    // its 'close', so a client that goes away mid-answer is logged as an aborted request. A
-    // listener per answer cost ~15 % of a hit's CPU (docs/performance.md).
+    // logged and counted now, as it would be at its 'close'; one still being sent is logged at
+    // its 'close', as the general path logs. A listener per answer is work a hit need not do.
     if (res.writableFinished) settled(res, id, entry, bytes.length, started);
     else res.once('close', () => settled(res, id, entry, bytes.length, started));
     return true;
