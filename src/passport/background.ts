@@ -21,9 +21,8 @@ import { type RawImage, type Rgb } from '../vision/raw-image.js';
 export const MASK_REFINEMENT = {
   /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. */
   guidedRadiusShare: 0.012,
-  /** Guided-filter regularisation on 0..1 colours: smaller follows photo edges (and noise) more
-   * closely; larger leaves less old background at the outline, down to dark edge pixels turned light. */
-  guidedEps: 0.004,
+  /** Guided-filter regularisation on 0..1 colours: smaller follows photo edges more closely. */
+  guidedEps: 0.0015,
   /** Tightening ramp over the filtered mask. */
   tightenLow: 0.3,
   tightenHigh: 0.8,
