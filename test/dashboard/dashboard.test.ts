@@ -184,6 +184,8 @@ describe('web dashboard in headless Chromium', function () {
     await page.waitForSelector(`#gallery-grid li[data-image-id="${hero.imageId}"]`);
     await page.click(`#gallery-grid li[data-image-id="${hero.imageId}"] button:has-text("Playground")`);
     await page.waitForSelector('#panel-playground:not([hidden])');
+    // The panel shows first and fills its image list from the API (show() awaits it).
+    await page.waitForFunction(() => (document.getElementById('pg-src') as HTMLSelectElement).value !== '');
     expect(await page.inputValue('#pg-src')).to.equal(hero.public_url);
     const controls = await page.$$eval('#pg-params .param', (els) => els.map((e) => (e as HTMLElement).dataset.param));
     expect(controls).to.deep.equal(TRANSFORM_PARAMS.filter((p) => (p.sets as readonly string[]).includes('B')).map((p) => p.name));
