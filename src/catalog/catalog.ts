@@ -75,6 +75,14 @@ export class Catalog {
     }
   }
 
+  /**
+   * False from the moment the driver loses the server (a closed or refused connection) until it
+   * reaches it again; meanwhile each command waits out server selection before it fails.
+   */
+  get connected(): boolean {
+    return this.connection.readyState === mongoose.ConnectionStates.connected;
+  }
+
   async ping(): Promise<void> {
     const db = this.connection.db;
     if (!db) throw new Error('catalog not connected');

@@ -8,6 +8,9 @@
 // passes) answers it in the route's error shape.
 // One of the two failing alone is not a lost link (a Redis or catalog restart): a stopped Redis
 // refuses its commands at once anyway, and what does not need it (a stored derivative) still works.
+// A catalog the driver has lost would make each command wait out server selection (3 s) first, so
+// while it is away, requests that write (every one of them records something in the catalog) are
+// refused at once; reads go on, since a cache or storage may answer them.
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -24,6 +27,7 @@ const PROBE_TIMEOUT_MS = 1_500;
 const RETRY_AFTER_SECONDS = 1;
 /** These answer for themselves: /health reports each backing service's own check. */
 const ANSWERED_WITHOUT_DATA_HOST = new Set(['/', '/health']);
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * An error the server sent back (Redis' MISCONF on a full disk, a catalog refusing a command) is
@@ -69,8 +73,10 @@ export class DataHostLink {
 
   /** The 503 for a request that needs the data host while it is unreachable; null otherwise. */
   refusal(req: Request): ServiceError | null {
-    if (this.down === null || ANSWERED_WITHOUT_DATA_HOST.has(req.path)) return null;
-    return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
+    if (ANSWERED_WITHOUT_DATA_HOST.has(req.path)) return null;
+    if (this.down) return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
+    if (!this.catalog.connected && !READS.has(req.method)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
+    return null;
   }
 
   private schedule(): void {
