@@ -163,13 +163,14 @@ async function main() {
       if (cache !== 'HIT') throw new Error(`next ${nextPath} never answered from its cache (x-nextjs-cache ${cache})`);
       targets.push({ name: 'next /_next/image (warm)', procs: next.procs, origin: next.origin, path: nextPath, headers: nextAccept('webp') });
     }
-    // Warm: each target for 2 s (the front doors' heaps still hold the miss phase's garbage).
-    for (const t of targets) await load({ origin: t.origin, connections: 4, durationSec: 2, headers: t.headers, paths: [t.path] });
     // Rounds over every target in turn, so a change of the machine's load meets them all; each
-    // target's figure is its median over the rounds.
+    // target's figure is its median over the rounds. Each measurement follows 2 s of the same load
+    // on its target: a server idle while the others were measured (~20 s) has let V8 shrink its
+    // young generation and answers its first seconds ~10 % slower, which would measure the order.
     const rounds: Record<string, { rps: number[]; p99: number[]; loadgen: number[] }> = {};
     for (let round = 0; round < HIT_ROUNDS; round++) {
       for (const t of targets) {
+        await load({ origin: t.origin, connections: HIT_CONCURRENCY, durationSec: 2, headers: t.headers, paths: [t.path] });
         const m = await measure('hit webp 800', t.name, t.procs, { origin: t.origin, connections: HIT_CONCURRENCY, durationSec: DURATION, headers: t.headers, paths: [t.path] });
         const r = (rounds[t.name] ??= { rps: [], p99: [], loadgen: [] });
         r.rps.push(m.row.rps);
