@@ -11,7 +11,9 @@
 //     q is evaluated only near the edge: where no colour brings a cell's linear model onto the
 //     ramp, the result (0 or 1) is known without it (combineTightened; the same bytes).
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
-//  4. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
+//  4. Colour line: where the model's mask is too wide, a mix of the old background keeps full
+//     alpha; alpha is lowered to the pixel's place between the local old background and person.
+//  5. Foreground colour estimation, "blur fusion" (Forte & Pitie 2021, two passes): at pixels with
 //     0 < alpha < 1 the old background's colour is removed from the pixel before compositing.
 // The guided filter's coefficients and the wide fusion pass are computed at half resolution.
 import { IDENTITY_LUTS } from './enhance.js';
@@ -30,6 +32,9 @@ export const MASK_REFINEMENT = {
   featherRadius: 1,
   /** Blur-fusion window radii as shares of the output height (30 px and 3 px at 600 px). */
   fusionRadiiShare: [0.05, 0.005] as const,
+  /** Colour line: window radius (share of the height), least share of each side in it, least distance
+   * of their colours and farthest off their line (0..1 RGB), the dark group's luma limit. */
+  colourLine: { radiusShare: 0.02, minShare: 0.1, minDistance: 0.25, maxOff: 0.25, darkLuma: 0.25 },
 } as const;
 
 /** The filters' radii, in pixels, for a photo `height` px tall (refineMask, estimateForeground; edge-bands.ts sizes its margins from them). */
@@ -40,6 +45,8 @@ export interface RefinementRadii {
   wideHalf: number;
   /** Blur fusion's narrow pass, at full resolution. */
   narrow: number;
+  /** The colour line's window (lowerTowardsOldBackground), at full resolution. */
+  colourLine: number;
 }
 
 export function refinementRadii(height: number): RefinementRadii {
@@ -49,6 +56,7 @@ export function refinementRadii(height: number): RefinementRadii {
     guidedHalf: Math.max(1, Math.round(guided / 2)),
     wideHalf: Math.max(2, Math.round((wide * height) / 2)),
     narrow: Math.max(1, Math.round(narrow * height)),
+    colourLine: Math.max(2, Math.round(MASK_REFINEMENT.colourLine.radiusShare * height)),
   };
 }
 
@@ -81,7 +89,7 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
 export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number } = {}): Float32Array {
   const { width: w, height: h } = rgb;
   // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
-  const { guidedHalf } = refinementRadii(options.photoHeight ?? h);
+  const { guidedHalf, colourLine } = refinementRadii(options.photoHeight ?? h);
   const I = planes(rgb);
   // Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients at half
   // resolution (the guide and the mask halved, window means of them and of their products, a 3x3
@@ -97,7 +105,41 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   tightenInto(low, I, w, h, lo, hi, inside, options.skipDecided ?? true, t);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
   if (inside) zeroOutside(alpha, inside);
+  lowerTowardsOldBackground(I, alpha, w, h, colourLine);
   return alpha;
+}
+
+/** Step 4: alpha <= (I - B).(F - B) / |F - B|^2 (B, F: window means of the certain old background and of a person
+ * group, dark or light), the most a group gives; none where one is too near B or I off its line (a colour of neither). */
+function lowerTowardsOldBackground(I: [Float32Array, Float32Array, Float32Array], alpha: Float32Array, w: number, h: number, r: number): void {
+  const { minShare, minDistance, maxOff, darkLuma } = MASK_REFINEMENT.colourLine;
+  // Window means of the groups (old background 0, dark person 4, light person 8): share, then R, G, B sums.
+  const m = Array.from({ length: 12 }, () => new Float32Array(w * h));
+  for (let i = 0; i < alpha.length; i++) {
+    const g = alpha[i] <= 0.02 ? 0 : alpha[i] < 0.98 ? -1 : 0.21 * I[0][i] + 0.72 * I[1][i] + 0.07 * I[2][i] < darkLuma ? 4 : 8;
+    if (g >= 0) for (let k = 0; k <= 3; k++) m[g + k][i] = k ? I[k - 1][i] : 1;
+  }
+  m.forEach((plane) => boxMean(plane, w, h, r, plane));
+  const smooth = I.map((plane) => boxMean(plane, w, h, 1)); // the pixel's colour with its noise averaged down
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i] <= 0 || m[0][i] < minShare || m[4][i] + m[8][i] < minShare) continue;
+    let most = 0;
+    for (let g = 4; g <= 8 && most < 1; g += 4) {
+      if (m[g][i] < minShare / 4) continue;
+      let dd = 0, dc = 0, cc = 0;
+      for (let k = 1; k <= 3; k++) {
+        const b = m[k][i] / m[0][i];
+        const d = m[g + k][i] / m[g][i] - b;
+        const c = smooth[k - 1][i] - b;
+        dd += d * d;
+        dc += d * c;
+        cc += c * c;
+      }
+      const a = dc / dd; // undecided (1): too near B, or off the line
+      most = dd < minDistance * minDistance || cc - a * a * dd > maxOff * maxOff * dd ? 1 : Math.max(most, a);
+    }
+    alpha[i] = Math.min(alpha[i], most);
+  }
 }
 
 /** values[i] = 0 where !inside[i]. */

@@ -32,13 +32,14 @@ export function refineEdgesWhole(rgb: RawImage, prob: Float32Array, inside: Uint
  * (in full-resolution rows) the chained filters reach with background.ts's refinementRadii,
  * rounded up to an even count (the half-resolution steps pair rows 2k, 2k + 1).
  *  - alpha: the guided filter's two box means at half resolution (2 x rl half rows = 4 rl rows),
- *    the 2x2 reduction and the bilinear enlargement (2 + 2), the feather;
+ *    the 2x2 reduction and the bilinear enlargement (2 + 2), the feather, the colour line's window
+ *    and its 3x3 mean of the colours;
  *  - colours: blur fusion's wide pass (r1 half rows = 2 r1 rows, reduction and enlargement 2 + 2)
  *    and its narrow pass (the edge band grown by r2, then windows of r2: 2 r2), on that alpha.
  */
 export function bandMargin(photoHeight: number): number {
-  const { guidedHalf: rl, wideHalf: r1, narrow: r2 } = refinementRadii(photoHeight);
-  const alphaReach = 4 * rl + 4 + MASK_REFINEMENT.featherRadius;
+  const { guidedHalf: rl, wideHalf: r1, narrow: r2, colourLine } = refinementRadii(photoHeight);
+  const alphaReach = 4 * rl + 4 + MASK_REFINEMENT.featherRadius + colourLine + 1;
   const colourReach = 2 * r1 + 4 + 2 * r2;
   return 2 * Math.ceil((alphaReach + colourReach) / 2);
 }

@@ -49,12 +49,8 @@ export interface EnhanceParams {
   changes: string[];
 }
 
-export interface Region {
-  x0: number;
-  y0: number;
-  x1: number;
-  y1: number;
-}
+/** A rectangle of pixels: x0 <= x < x1, y0 <= y < y1. */
+export type Region = { x0: number; y0: number; x1: number; y1: number };
 
 function percentile(hist: Uint32Array, total: number, q: number): number {
   const target = q * total;

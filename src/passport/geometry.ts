@@ -82,12 +82,8 @@ export function keypointsFromBox(box: Box): FaceKeypoints {
   const dx = EYE_HALF_SPACING_BOX_RATIO * box.width;
   const mouthY = box.y + MOUTH_BOX_RATIO * box.height;
   return {
-    rightEye: { x: cx - dx, y: eyeY },
-    leftEye: { x: cx + dx, y: eyeY },
-    noseTip: { x: cx, y: (eyeY + mouthY) / 2 },
-    mouth: { x: cx, y: mouthY },
-    rightEar: { x: box.x, y: eyeY },
-    leftEar: { x: box.x + box.width, y: eyeY },
+    rightEye: { x: cx - dx, y: eyeY }, leftEye: { x: cx + dx, y: eyeY }, noseTip: { x: cx, y: (eyeY + mouthY) / 2 },
+    mouth: { x: cx, y: mouthY }, rightEar: { x: box.x, y: eyeY }, leftEar: { x: box.x + box.width, y: eyeY },
   };
 }
 
@@ -114,13 +110,7 @@ export function faceInFrame(frame: FaceFrame, face: FaceLike): FaceInFrame {
   const chinFromBoxB = boxTopB + CHIN_BOX_RATIO * box.height;
   const chinFromKeypointsB = mouthB + CHIN_MOUTH_EXTENSION * Math.max(0, mouthB);
   return {
-    centerA: c.a,
-    boxTopB,
-    boxHeight: box.height,
-    boxWidth: box.width,
-    mouthB,
-    chinFromBoxB,
-    chinFromKeypointsB,
+    centerA: c.a, boxTopB, boxHeight: box.height, boxWidth: box.width, mouthB, chinFromBoxB, chinFromKeypointsB,
     chinB: (chinFromBoxB + chinFromKeypointsB) / 2,
     fallbackCrownB: boxTopB - CROWN_FALLBACK_RATIO * box.height,
   };
@@ -212,9 +202,7 @@ export interface CropPlan {
   eyeLineRatio: number;
 }
 
-function mid(r: readonly [number, number]): number {
-  return (r[0] + r[1]) / 2;
-}
+const mid = (r: readonly [number, number]): number => (r[0] + r[1]) / 2;
 
 /**
  * Scale so the head (crown to chin) lands in the middle of the spec's range and centre the face box
@@ -239,15 +227,9 @@ export function planCrop(spec: PassportSpec, frame: FaceFrame, face: FaceInFrame
   const a0 = face.centerA - W / 2 / scale;
   const b0 = -eyeY / scale;
   return {
-    frame,
-    scale,
-    a0,
-    b0,
-    width: W,
-    height: H,
+    frame, scale, a0, b0, width: W, height: H, eyeY,
     crownY: eyeY - crownDown,
     chinY: eyeY + chinDown,
-    eyeY,
     faceCenterX: (face.centerA - a0) * scale,
     headHeightRatio: headSrc * scale / H,
     eyeLineRatio: 1 - eyeY / H,

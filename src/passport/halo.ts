@@ -8,7 +8,8 @@
 // OLD_BG_RADIUS_SHARE (the kernel, kernels/assembly/measures.ts ringBlend, says how). A colour
 // within EXPLAINED of a mix of a group and the new background, or of two groups, is no halo: dark
 // hair beside a lighter old background is not counted. Else its colour as
-// new + a (group - new) + b (old - new), the least b over the groups; halo where b > BLEND_LEVEL.
+// new + a (group - new) + b (old - new), the least b over the groups whose mix comes within EXPLAINED
+// of it (no such mix, as hair darker than its group's mean: no evidence of old); halo where b > BLEND_LEVEL.
 import { IDENTITY_LUTS } from './enhance.js';
 import { haloBlend, type ChannelLuts } from './kernels/pixels.js';
 import { widestRun } from '../vision/mask-runs.js';

@@ -66,13 +66,10 @@ export function workingShrink(longSide: number): number {
   return 1;
 }
 
+type Rect = { left: number; top: number; width: number; height: number };
+
 /** The stored-image rectangle that EXIF orientation `o` turns into the displayed rectangle `r`. */
-export function storedRegion(
-  r: { left: number; top: number; width: number; height: number },
-  orientation: number,
-  storedWidth: number,
-  storedHeight: number,
-): { left: number; top: number; width: number; height: number } {
+export function storedRegion(r: Rect, orientation: number, storedWidth: number, storedHeight: number): Rect {
   const { left: L, top: T, width: w, height: h } = r;
   switch (orientation) {
     case 2: return { left: storedWidth - L - w, top: T, width: w, height: h };
@@ -91,7 +88,6 @@ function asRaw(data: Buffer, info: { width: number; height: number; channels: nu
   return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 };
 }
 
-type Rect = { left: number; top: number; width: number; height: number };
 type Decoded = { data: Buffer; info: OutputInfo };
 /** Decoded pixels of a region and the rectangle of the full-size (oriented) image they cover. */
 type RegionPixels = Decoded & Rect;
@@ -218,12 +214,7 @@ export async function decodeInput(input: Buffer, background: Rgb, allowShrink = 
             }
           };
     return {
-      image,
-      format: meta.format,
-      hadAlpha: meta.hasAlpha,
-      density: meta.density ?? null,
-      originalWidth,
-      originalHeight,
+      image, format: meta.format, hadAlpha: meta.hasAlpha, density: meta.density ?? null, originalWidth, originalHeight,
       shrink: factor === 1 ? 1 : Math.round((originalWidth / info.width) * 100) / 100,
       noise,
       region,

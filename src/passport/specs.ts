@@ -127,31 +127,24 @@ function editedWarning(authority: string, rule: string): string {
     'Use remove_bg=false and enhance=false with a photo taken against a plain background to avoid edits.';
 }
 
+/** A layout on 4 x 6 in photo paper at 300 DPI, landscape, with cut lines. */
+function sheet4x6(gapPx: number, columns: number, rows: number): PrintSheetLayout {
+  return { widthIn: 6, heightIn: 4, dpi: 300, widthPx: 1800, heightPx: 1200, gapPx, cutLines: true, columns, rows, copies: columns * rows };
+}
+
 /** 2 x 2 in copies on a 4 x 6 in sheet at 300 DPI fit 3 x 2 only edge to edge: cut lines, no gap. */
-const SHEET_2X2: PrintSheetLayout = {
-  widthIn: 6, heightIn: 4, dpi: 300, widthPx: 1800, heightPx: 1200,
-  gapPx: 0, cutLines: true, columns: 3, rows: 2, copies: 6,
-};
-
+const SHEET_2X2 = sheet4x6(0, 3, 2);
 /** 35 x 45 mm copies (413 x 531 px at 300 dpi): 4 x 2 with 2 mm gaps and cut lines. */
-const SHEET_35X45: PrintSheetLayout = {
-  widthIn: 6, heightIn: 4, dpi: 300, widthPx: 1800, heightPx: 1200,
-  gapPx: 24, cutLines: true, columns: 4, rows: 2, copies: 8,
-};
-
+const SHEET_35X45 = sheet4x6(24, 4, 2);
 /** 33 x 48 mm copies (390 x 567 px): 4 x 2 with 2.5 mm gaps. */
-const SHEET_33X48: PrintSheetLayout = {
-  widthIn: 6, heightIn: 4, dpi: 300, widthPx: 1800, heightPx: 1200,
-  gapPx: 30, cutLines: true, columns: 4, rows: 2, copies: 8,
-};
-
+const SHEET_33X48 = sheet4x6(30, 4, 2);
 /** 50 x 70 mm copies (591 x 827 px): only 3 x 1 fit on 4 x 6 in, 1 mm gaps. */
-const SHEET_50X70: PrintSheetLayout = {
-  widthIn: 6, heightIn: 4, dpi: 300, widthPx: 1800, heightPx: 1200,
-  gapPx: 12, cutLines: true, columns: 3, rows: 1, copies: 3,
-};
+const SHEET_50X70 = sheet4x6(12, 3, 1);
 
-/** US geometry on a 2 x 2 in square: head 1 to 1-3/8 in, eyes 1-1/8 to 1-3/8 in above the bottom. */
+/**
+ * US geometry on a 2 x 2 in square: head 1 to 1-3/8 in, eyes 1-1/8 to 1-3/8 in above the bottom;
+ * a square JPEG of 600 to 1200 px on a white background, a neutral expression or a natural smile.
+ */
 const US_GEOMETRY = {
   print: { widthMm: 51, heightMm: 51, widthIn: 2, heightIn: 2 },
   headHeightRatio: [1 / 2, 1.375 / 2] as const,
@@ -159,7 +152,14 @@ const US_GEOMETRY = {
   eyeLineRatio: [1.125 / 2, 1.375 / 2] as const,
   eyeLineMm: [28, 35] as const,
   topMarginMm: null,
-};
+  digital: { width: 600, height: 600, minWidth: 600, maxWidth: 1200, minHeight: 600, maxHeight: 1200, square: true },
+  dpi: 300,
+  background: WHITE,
+  format: 'jpeg',
+  colorSpace: 'srgb',
+  printSheet: SHEET_2X2,
+  expression: 'neutral_or_smile',
+} as const;
 
 const FROM_SPEC: readonly PassportSource[] = [
   { url: null, kind: 'spec', states: 'docs/spec/passport-specs.md (the interface spec\'s gathered facts; numbers unchanged)' },
@@ -170,20 +170,13 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
     country: 'usa',
     name: 'United States passport (also DS-160 visa and DV lottery digital photos)',
     ...US_GEOMETRY,
-    digital: { width: 600, height: 600, minWidth: 600, maxWidth: 1200, minHeight: 600, maxHeight: 1200, square: true },
-    dpi: 300,
-    background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
     fileSizeKb: { min: null, max: 240 },
-    printSheet: SHEET_2X2,
     editedPhotoWarning:
       'travel.state.gov: photos "created or edited using AI or other digital tools" are not accepted; ' +
       'this photo had its background replaced and/or was enhanced and may be rejected. Use remove_bg=false ' +
       'and enhance=false with a photo taken against a plain white or off-white background to avoid edits.',
     // travel.state.gov: "Glasses are not allowed"; "neutral facial expression or a natural smile, with both eyes open".
     glasses: 'forbidden',
-    expression: 'neutral_or_smile',
     notes: [
       'Digital: square, 600x600 to 1200x1200 px, JPEG, <= 240 kB, sRGB 24-bit.',
       'Plain white or off-white background, no shadows; eyes open, neutral expression or natural smile, no glasses.',
@@ -194,18 +187,11 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
     country: 'india',
     name: 'India passport (applications abroad: embassies and VFS; US geometry on 2 x 2 in)',
     ...US_GEOMETRY,
-    digital: { width: 600, height: 600, minWidth: 600, maxWidth: 1200, minHeight: 600, maxHeight: 1200, square: true },
-    dpi: 300,
-    background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
     // No digital limit in the gathered sources: 10-240 kB satisfies both the US-style 240 kB cap used
     // by VFS and the 10 kB minimum of the Indian visa portal.
     fileSizeKb: { min: 10, max: 240 },
-    printSheet: SHEET_2X2,
     editedPhotoWarning: null,
     glasses: 'discouraged',
-    expression: 'neutral_or_smile',
     notes: [
       'Abroad (embassies, VFS): 2 x 2 in, plain white/off-white, full head from top of hair to chin, centred; VFS USA uses the US geometry.',
       'Sources conflict (one embassy: face 70-80 % of the photo). In India adults are photographed at the Passport Seva Kendra; ' +
@@ -219,15 +205,9 @@ export const PASSPORT_SPECS: Readonly<Record<PassportCountry, PassportSpec>> = {
     ...US_GEOMETRY,
     // e-Visa: square, 10 kB-1 MB; regular online visa: 350-1000 px, 10-300 kB. 600-1000 px and 10-300 kB satisfy both.
     digital: { width: 600, height: 600, minWidth: 600, maxWidth: 1000, minHeight: 600, maxHeight: 1000, square: true },
-    dpi: 300,
-    background: WHITE,
-    format: 'jpeg',
-    colorSpace: 'srgb',
     fileSizeKb: { min: 10, max: 300 },
-    printSheet: SHEET_2X2,
     editedPhotoWarning: null,
     glasses: 'discouraged',
-    expression: 'neutral_or_smile',
     notes: [
       'JPEG, square (height = width), full face from top of hair to chin, eyes open, centred, plain light or white background, no shadows, no border.',
       'Head 25-35 mm and eyes 28-35 mm from the bottom on a 2 x 2 in square (regular online visa).',

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { boxMean, compositeOnBackground } from '../../src/passport/background.js';
 import { renderRows } from '../../src/passport/edge-bands.js';
-import { HALO, measureHalo } from '../../src/passport/halo.js';
+import { HALO, measureHalo, type HaloMeasure } from '../../src/passport/halo.js';
 import { checkRequest, decode, detect, refine } from '../../src/passport/pipeline/find-face.js';
 import { plan, segment } from '../../src/passport/pipeline/frame-photo.js';
 import { composite, enhance, render } from '../../src/passport/pipeline/make-photo.js';
@@ -50,6 +50,24 @@ function darkEdgeLift(c: Composited, photo: RawImage = c.photo): { count: number
   return { count, meanLift: lift / count, whitened: whitened / count };
 }
 
+/** The halo of a skin disc (radius 180) inside a band of hair (`band` px) on `old`, cut exactly and composited on white. */
+function cutExactly(hair: (x: number, y: number) => number[], band: number, old: number[]): HaloMeasure {
+  const w = 600;
+  const h = 600;
+  const src = { data: new Uint8Array(w * h * 3), width: w, height: h, channels: 3 as const };
+  const alpha = new Float32Array(w * h);
+  const out = new Uint8Array(w * h * 3);
+  for (let i = 0; i < w * h; i++) {
+    const [x, y] = [i % w, Math.floor(i / w)];
+    const r = Math.hypot(x - 300, y - 330);
+    const colour = r >= 180 ? old : r >= 180 - band ? hair(x, y) : [210, 160, 140];
+    src.data.set(colour, i * 3);
+    alpha[i] = r < 180 ? 1 : 0;
+    out.set(r < 180 ? colour : [255, 255, 255], i * 3);
+  }
+  return measureHalo(src, { data: out, width: w, height: h, channels: 3 }, alpha, new Uint8Array(w * h).fill(1), [255, 255, 255]);
+}
+
 describe('passport halo (old background left at the edge, as a blend)', function () {
   this.timeout(300_000);
 
@@ -89,36 +107,40 @@ describe('passport halo (old background left at the edge, as a blend)', function
     expect(halfBlended.share, 'a 60 % blend of the old background counts').to.be.above(0.3);
     const faint = measureHalo(src, composite(dilated, 0.3), dilated, inside, [255, 255, 255]);
     expect(faint.share, `a 30 % blend is below the level ${HALO.BLEND_LEVEL}`).to.be.below(0.01);
+    // Textured (each channel +-20 levels at random, as skin and a backdrop's grain): the mix of the
+    // window means still explains the rim within the tolerance.
+    let seed = 7;
+    const grain = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 41) - 20;
+    src.data.forEach((v, i) => (src.data[i] = v + grain()));
+    const textured = measureHalo(src, composite(dilated, 0.6), dilated, inside, [255, 255, 255]);
+    expect(textured.share, 'a 60 % blend of a textured background counts').to.be.above(0.3);
   });
 
   it('does not count a person whose hair is darker than the old background, cut exactly', () => {
     // Skin inside a 16 px band of near-black hair on a slate background: the hair is no mix of the
     // slate and the white, though it lies nearer the slate than the person's mean colour does (a
     // single person mean per window counts the whole ring: 1.0).
-    const w = 600;
-    const h = 600;
-    const src = { data: new Uint8Array(w * h * 3), width: w, height: h, channels: 3 as const };
-    const alpha = new Float32Array(w * h);
-    const out = new Uint8Array(w * h * 3);
-    for (let i = 0; i < w * h; i++) {
-      const x = i % w;
-      const y = Math.floor(i / w);
-      const r = Math.hypot(x - 300, y - 330);
-      const colour = r >= 180 ? [40, 42, 48] : r >= 164 ? [14, 6, 5] : [210, 160, 140];
-      src.data.set(colour, i * 3);
-      alpha[i] = r < 180 ? 1 : 0;
-      out.set(r < 180 ? colour : [255, 255, 255], i * 3);
-    }
-    const halo = measureHalo(src, { data: out, width: w, height: h, channels: 3 }, alpha, new Uint8Array(w * h).fill(1), [255, 255, 255]);
+    const halo = cutExactly(() => [14, 6, 5], 16, [40, 42, 48]);
     expect(halo.ringPixels).to.be.above(1000);
     expect(halo.share).to.be.below(0.01);
     expect(halo.widestRun).to.be.at.most(1);
   });
 
+  it('does not count hair darker than both its window mean and the old background (a colour no mix with the old background makes)', () => {
+    // Hair of two shades (brown and near black, in stripes) on a slate background barely lighter
+    // than the brown, cut exactly: the near-black strands lie farther than EXPLAINED from every mix
+    // of the hair's window mean, the slate and the white, so they are no evidence of the slate (read
+    // as the slate's share of a least-squares mix, they counted: half the ring).
+    const halo = cutExactly((x, y) => ((x + y) % 4 < 2 ? [70, 50, 25] : [12, 6, 2]), 30, [24, 24, 28]);
+    expect(halo.ringPixels).to.be.above(1000);
+    expect(halo.share).to.be.below(0.01);
+  });
+
   it('keeps the dark cap and hair at the edge dark (side-lit on a dark background, and as stored); an edge with alpha cut to 60 % fails', async () => {
-    // As made: mean lift 1.8 levels, 0.6 % whitened (side-lit); 1.1, 1.3 % (stored). Lowering
+    // As made: mean lift 2.7 levels, 0.8 % whitened (side-lit); 2.0, 1.3 % (stored). Lowering
     // alpha where an edge pixel's colour lies nearer the old background than the person's window
-    // mean gives 5.8 levels, 3.4 % on the side-lit portrait (the shadow under the ear turns white).
+    // mean gives 5.8 levels, 3.4 % on the side-lit portrait (the shadow under the ear turns white);
+    // the colour line with one person mean instead of a dark and a light group, 4.8 levels.
     const hopper = readCorpus(PORTRAITS[1].file);
     for (const [name, input] of [['side-lit', await sideLit(hopper)], ['stored', hopper]] as const) {
       const c = await composited(input);
@@ -132,14 +154,14 @@ describe('passport halo (old background left at the edge, as a blend)', function
     }
   });
 
-  it('the side-lit portrait on a dark background keeps at most 1.2 % of its ring, no run over 8 px, of the old background; the portrait as stored less', async () => {
-    // It reads 0.010 / 7 px. Matted from the region mask alone (no closer head mask) it reads
-    // 0.030 / 17 px: a grey-brown patch of the original backdrop beside the ear, where the
+  it('the side-lit portrait on a dark background keeps at most 0.8 % of its ring, no run over 6 px, of the old background; the portrait as stored less', async () => {
+    // It reads 0.006 / 5 px. Matted from the region mask alone (no closer head mask) it reads
+    // 0.021 / 11 px: a grey-brown patch of the original backdrop beside the ear, where the
     // segmenter's probability is mid at its region's scale.
     const hopper = PORTRAITS[1];
     const r = await processPassportPhoto(await sideLit(readCorpus(hopper.file)), { country: 'usa' });
-    expect(r.measurements.halo_share!).to.be.at.most(0.012);
-    expect(r.measurements.halo_widest_run_px!).to.be.at.most(8);
+    expect(r.measurements.halo_share!).to.be.at.most(0.008);
+    expect(r.measurements.halo_widest_run_px!).to.be.at.most(6);
     const stored = await processed(hopper, { country: 'usa' });
     expect(stored.checks.find((c) => c.name === 'halo')!.passed).to.equal(true);
     expect(stored.measurements.halo_share!).to.be.below(r.measurements.halo_share!);

@@ -17,7 +17,7 @@ import type { Composited, Measured } from './context.js';
 /**
  * The faces on the photo (detector thread) and the JPEG (libvips) start, and the halo is measured
  * here meanwhile: on the composite (the JPEG's pixels before sharpening and compression, which
- * move a pixel by a few levels where the measure's distances are 28 and 40), against the old
+ * move a pixel by a few levels where the measure tolerates 20), against the old
  * background as it would look after the same corrections. The face is found with no knowledge of
  * where the plan put it; the pixel checks read the JPEG as decoded.
  */

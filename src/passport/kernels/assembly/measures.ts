@@ -132,9 +132,10 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
   return sqrt<f64>(e);
 }
 
-/** The share b of o in c = a f + b o (vectors from the new background), a, b >= 0, a + b <= 1, least squares. */
-@inline function oldShare(f: usize, o: usize, c: usize): f64 {
-  let uu: f64 = 0, vv: f64 = 0, uv: f64 = 0, uc: f64 = 0, vc: f64 = 0;
+/** The share b of o in c = a f + b o (vectors from the new background), a, b >= 0, a + b <= 1, least squares;
+ * -1 when that mix stays farther than `fit` from c (a colour of neither: no evidence of o). */
+@inline function oldShare(f: usize, o: usize, c: usize, fit: f64): f64 {
+  let uu: f64 = 0, vv: f64 = 0, uv: f64 = 0, uc: f64 = 0, vc: f64 = 0, cc: f64 = 0;
   for (let k = 0; k < 24; k += 8) {
     const u = load<f64>(f + k);
     const v = load<f64>(o + k);
@@ -144,14 +145,18 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
     uv += u * v;
     uc += u * x;
     vc += v * x;
+    cc += x * x;
   }
   const det = uu * vv - uv * uv;
   let a = det > 1e-6 * uu * vv ? (uc * vv - vc * uv) / det : 0;
   let b = det > 1e-6 * uu * vv ? (vc * uu - uc * uv) / det : vc / vv;
   if (a < 0) { a = 0; b = vc / vv; }
-  if (b < 0) b = 0;
-  if (a + b > 1) b = 1 - along(o, f, c); // on the edge between O and F
-  return max(0, min(1, b));
+  if (b < 0) { b = 0; a = uc / uu; }
+  if (a + b > 1) { a = along(o, f, c); b = 1 - a; } // on the edge between O and F
+  a = max(0, min(1, a));
+  b = max(0, min(1, b));
+  const e = cc - 2 * a * uc - 2 * b * vc + a * a * uu + b * b * vv + 2 * a * b * uv; // |c - a f - b o|^2
+  return e <= fit * fit ? b : -1;
 }
 
 /**
@@ -162,7 +167,8 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
  * background. 0 when C lies within `explained` of a mix of N and one F_k or of two F_k (a person
  * colour, hair against skin, an edge over the new background), or when O is within `explained` of
  * N (a rim of it would not show) or the window has too little of O or of the person; else the
- * least b of C = N + a (F_k - N) + b (O - N) over the groups. blend[i] = -1 off the ring.
+ * least b of C = N + a (F_k - N) + b (O - N) over the groups whose mix lies within `explained` of C
+ * (0 when none does). blend[i] = -1 off the ring.
  */
 export function ringBlend(
   t: usize, output: usize, oc: i32, alpha: usize, inside: usize, w: i32, h: i32, ringR: i32, r: i32,
@@ -194,13 +200,14 @@ export function ringBlend(
       }
     }
     if (toSegment(N, N, O) <= explained) continue; // a rim of O would not show
-    let b: f64 = 2; // none of the groups in the window: 0
+    let b: f64 = 2; // none of the groups in the window, or none whose mix with O fits: 0
     for (let g = 0; g < GROUPS && b > 0; g++) {
       const fg = f + 24 * g;
       if (isNaN(load<f64>(fg))) continue;
       let person = toSegment(N, fg, C) <= explained;
       for (let l = 0; l < g; l++) if (!isNaN(load<f64>(f + 24 * l)) && toSegment(f + 24 * l, fg, C) <= explained) person = true;
-      b = person ? 0 : min(b, oldShare(fg, O, C));
+      const share = person ? 0 : oldShare(fg, O, C, explained);
+      if (share >= 0) b = min(b, share);
     }
     if (b <= 1) store<f32>(out, <f32>b);
   }
