@@ -10,7 +10,7 @@ import type { Catalog } from './catalog.js';
 import type { DerivativeDoc, DerivativeOrigin } from './models/derivative.model.js';
 import type { ImagePreview } from '../imaging/preview.js';
 import type { ImageDoc } from './models/image.model.js';
-import { addMonthlyUsage, addStorageUsage, settleUpload } from './usage.js';
+import { addStorageUsage, addUsageInOrder, settleUpload, type UsageChange } from './usage.js';
 
 export function baseImageKey(userId: string, publicId: string, extension: string): string {
   return `${userId}/images/${publicId}.${extension}`;
@@ -267,10 +267,11 @@ export interface DerivativeRecord {
 }
 
 /**
- * Records a batch of stored derivatives in a fixed number of round trips: one read of their
- * originals, one bulk upsert, and two counter updates per owner. A derivative whose original
- * changed after the render (replaced or deleted: checked after storing, so a replacement's purge
- * cannot miss it) is not recorded and its bytes are deleted. Only the upsert that created a
+ * Records a batch of stored derivatives in four round trips whatever its size: one read of their
+ * originals, one bulk upsert, a second read of the originals of the records it created, and one
+ * ordered write of every owner's counters. A derivative whose original changed after the render
+ * (replaced or deleted: checked after storing, so a replacement's purge cannot miss it) is not
+ * recorded and its bytes are deleted. Only the upsert that created a
  * record counts it, so a re-run of the same batch counts no stored derivative twice.
  * Returns the keys of those stale derivatives.
  */
@@ -353,13 +354,13 @@ export async function recordDerivatives(catalog: Catalog, storage: Storage, reco
     c.storedBytes += record.bytes;
     c.rendered++;
   }
-  await Promise.all(
-    [...counts].map(async ([userId, c]) => {
-      await addMonthlyUsage(catalog, userId, { transformations: c.rendered });
-      // Derivative bytes count toward the plan's storage (docs/limits.md).
-      if (c.stored > 0) await addStorageUsage(catalog, userId, { derivativeCount: c.stored, derivativeBytes: c.storedBytes, storageBytes: c.storedBytes });
-    }),
-  );
+  // Every owner's counters in one round trip, in this order. Derivative bytes count toward the
+  // plan's storage (docs/limits.md).
+  const owners = [...counts];
+  await addUsageInOrder(catalog, [
+    ...owners.map(([userId, c]): UsageChange => ({ userId, counters: 'month', delta: { transformations: c.rendered } })),
+    ...owners.map(([userId, c]): UsageChange => ({ userId, counters: 'total', delta: { derivativeCount: c.stored, derivativeBytes: c.storedBytes, storageBytes: c.storedBytes } })),
+  ]);
   await Promise.all(stale.map((key) => storage.delete(key)));
   return stale;
 }

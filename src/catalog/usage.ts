@@ -1,5 +1,7 @@
-// Usage counters. Each change is one atomic updateOne; `opId` makes a change idempotent: the
-// filter `ops: {$ne: opId}` and the `$push` of opId happen in the same document update.
+// Usage counters. Each change is one atomic update of one document; `opId` makes a change
+// idempotent: the filter `ops: {$ne: opId}` and the `$push` of opId happen in the same update.
+// Through the driver's collection: these run on every miss's batch, bandwidth flush and quota
+// read, where mongoose's casting cost more than the round trip.
 import type { mongo } from 'mongoose';
 import type { Catalog } from './catalog.js';
 import type { UsageDoc } from './models/usage.model.js';
@@ -17,16 +19,46 @@ function docId(userId: string, period: string): string {
 }
 
 async function apply(catalog: Catalog, userId: string, period: string, delta: UsageDelta, opId?: string): Promise<boolean> {
-  const inc = Object.fromEntries(Object.entries(delta).filter(([, v]) => v !== 0 && v !== undefined));
+  const inc = nonZero(delta);
   if (Object.keys(inc).length === 0) return false;
-  if (!opId) return applyAlways(catalog, userId, period, inc);
+  if (!opId) {
+    const { filter, update, upsert } = incrementOp(userId, period, inc);
+    await catalog.driver.usage.updateOne(filter, update, { upsert });
+    return true;
+  }
   return applyOnce(catalog, userId, period, inc, opId);
 }
 
-/** An increment without an op id (mongoose: the upsert fills in the schema's defaults). */
-async function applyAlways(catalog: Catalog, userId: string, period: string, inc: Record<string, number>): Promise<boolean> {
-  await catalog.usage.updateOne({ _id: docId(userId, period) }, { $inc: inc, $setOnInsert: { userId, period } }, { upsert: true });
-  return true;
+function nonZero(delta: UsageDelta): Record<string, number> {
+  return Object.fromEntries(Object.entries(delta).filter(([, v]) => v !== 0 && v !== undefined));
+}
+
+/** What a new counters document holds (the schema's defaults: the driver applies none). */
+const NEW_COUNTERS = { storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0 };
+
+/** An increment without an op id: an upsert that starts a missing document as the schema would. */
+function incrementOp(userId: string, period: string, inc: Record<string, number>): mongo.UpdateOneModel<UsageDoc> {
+  const untouched = Object.fromEntries(Object.entries(NEW_COUNTERS).filter(([field]) => !(field in inc)));
+  return { filter: { _id: docId(userId, period) }, update: { $inc: inc, $setOnInsert: { userId, period, ...untouched, ops: [] } }, upsert: true };
+}
+
+export interface UsageChange {
+  userId: string;
+  /** 'total' (storage counters) or 'month' (this month's: bandwidth, transformations). */
+  counters: 'total' | 'month';
+  delta: UsageDelta;
+}
+
+/**
+ * Several increments without op ids in one round trip, applied in the order given (an ordered
+ * bulk write: a failed one stops those after it).
+ */
+export async function addUsageInOrder(catalog: Catalog, changes: UsageChange[], now = new Date()): Promise<void> {
+  const ops = changes
+    .map((c) => ({ c, inc: nonZero(c.delta) }))
+    .filter(({ inc }) => Object.keys(inc).length > 0)
+    .map(({ c, inc }) => ({ updateOne: incrementOp(c.userId, c.counters === 'total' ? 'total' : currentPeriod(now), inc) }));
+  if (ops.length > 0) await catalog.driver.usage.bulkWrite(ops, { ordered: true });
 }
 
 /**
@@ -50,7 +82,7 @@ async function applyOnce(catalog: Catalog, userId: string, period: string, inc: 
 async function ensureCounters(catalog: Catalog, userId: string, period: string): Promise<void> {
   await catalog.driver.usage.updateOne(
     { _id: docId(userId, period) },
-    { $setOnInsert: { userId, period, storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0, ops: [] } },
+    { $setOnInsert: { userId, period, ...NEW_COUNTERS, ops: [] } },
     { upsert: true },
   );
 }
@@ -122,10 +154,11 @@ export async function releaseStorageHold(catalog: Catalog, userId: string, uploa
 
 export async function readUsage(catalog: Catalog, userId: string) {
   const period = currentPeriod();
-  const [total, month] = await Promise.all([
-    catalog.usage.findById(docId(userId, 'total')).lean(),
-    catalog.usage.findById(docId(userId, period)).lean(),
-  ]);
+  // One read of both documents (driver: no casting; nothing is written).
+  const ids = [docId(userId, 'total'), docId(userId, period)];
+  const docs = await catalog.driver.usage.find({ _id: { $in: ids } }).toArray();
+  const total = docs.find((d) => d._id === ids[0]);
+  const month = docs.find((d) => d._id === ids[1]);
   return {
     storageBytes: total?.storageBytes ?? 0,
     imageCount: total?.imageCount ?? 0,

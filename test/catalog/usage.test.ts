@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { recordUpload, type RecordUploadInput } from '../../src/catalog/images.js';
-import { holdStorage, releaseStorageHold } from '../../src/catalog/usage.js';
+import { addMonthlyUsage, addUsageInOrder, currentPeriod, holdStorage, readUsage, releaseStorageHold } from '../../src/catalog/usage.js';
 import { catalogUrlFor } from '../harness/root-hooks.js';
 
 const QUOTA = 1_000_000;
@@ -160,6 +160,25 @@ describe('upload usage accounting (holdStorage, recordUpload, settleUpload)', ()
     const defaults = new catalog.usage({ _id: user, userId: user, period: 'total' }).toObject() as unknown as Record<string, unknown>;
     for (const field of Object.keys(defaults)) expect(counters, `counters field ${field}`).to.have.property(field);
     expect(new catalog.usage(counters).validateSync()).to.equal(undefined);
+  });
+
+  it('increments without an op id (bandwidth, the derivative ledger) create the document mongoose would, and add up in one write', async () => {
+    const viaDriver = `u-${randomUUID()}`;
+    const viaMongoose = `u-${randomUUID()}`;
+    const period = currentPeriod();
+    await addMonthlyUsage(catalog, viaDriver, { bandwidthBytes: 7 });
+    // The reference: the same upsert through the mongoose model, which adds the schema's defaults.
+    await catalog.usage.updateOne({ _id: `${viaMongoose}:${period}` }, { $inc: { bandwidthBytes: 7 }, $setOnInsert: { userId: viaMongoose, period } }, { upsert: true });
+    const fields = (doc: Record<string, unknown> | null) => Object.fromEntries(Object.entries(doc ?? {}).filter(([k]) => k !== '_id' && k !== 'userId'));
+    expect(fields(await catalog.driver.usage.findOne({ _id: `${viaDriver}:${period}` }))).to.deep.equal(fields(await catalog.driver.usage.findOne({ _id: `${viaMongoose}:${period}` })));
+    await addUsageInOrder(catalog, [
+      { userId: viaDriver, counters: 'month', delta: { transformations: 2 } },
+      { userId: viaDriver, counters: 'total', delta: { derivativeCount: 1, derivativeBytes: 10, storageBytes: 10 } },
+      { userId: viaDriver, counters: 'month', delta: { transformations: 1, bandwidthBytes: 0 } },
+      { userId: viaDriver, counters: 'total', delta: { derivativeCount: 0 } },
+    ]);
+    expect(await readUsage(catalog, viaDriver)).to.deep.equal({ storageBytes: 10, imageCount: 0, derivativeCount: 1, derivativeBytes: 10, bandwidthBytes: 7, transformations: 3, period });
+    expect(new catalog.usage(await catalog.driver.usage.findOne({ _id: viaDriver })).validateSync()).to.equal(undefined);
   });
 
   it('holds refuse what would pass the quota, also for a user without counters yet', async () => {
