@@ -4,7 +4,7 @@
 // read, where mongoose's casting cost more than the round trip.
 import type { mongo } from 'mongoose';
 import type { Catalog } from './catalog.js';
-import type { UsageDoc } from './models/usage.model.js';
+import { NEW_COUNTERS, type UsageDoc } from './models/usage.model.js';
 
 const OPS_REMEMBERED = 500;
 
@@ -32,9 +32,6 @@ async function apply(catalog: Catalog, userId: string, period: string, delta: Us
 function nonZero(delta: UsageDelta): Record<string, number> {
   return Object.fromEntries(Object.entries(delta).filter(([, v]) => v !== 0 && v !== undefined));
 }
-
-/** What a new counters document holds (the schema's defaults: the driver applies none). */
-const NEW_COUNTERS = { storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0 };
 
 /** An increment without an op id: an upsert that starts a missing document as the schema would. */
 function incrementOp(userId: string, period: string, inc: Record<string, number>): mongo.UpdateOneModel<UsageDoc> {

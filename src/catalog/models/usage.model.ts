@@ -21,17 +21,15 @@ export interface UsageDoc {
   holds?: Record<string, number>;
 }
 
+/** The counters of a new document: the schema's defaults, and what usage.ts's driver upserts set. */
+export const NEW_COUNTERS = { storageBytes: 0, imageCount: 0, derivativeCount: 0, derivativeBytes: 0, bandwidthBytes: 0, transformations: 0 } as const;
+
 const usageSchema = new Schema<UsageDoc>(
   {
     _id: { type: String, required: true },
     userId: { type: String, required: true },
     period: { type: String, required: true },
-    storageBytes: { type: Number, default: 0 },
-    imageCount: { type: Number, default: 0 },
-    derivativeCount: { type: Number, default: 0 },
-    derivativeBytes: { type: Number, default: 0 },
-    bandwidthBytes: { type: Number, default: 0 },
-    transformations: { type: Number, default: 0 },
+    ...Object.fromEntries(Object.entries(NEW_COUNTERS).map(([field, value]) => [field, { type: Number, default: value }])),
     ops: { type: [String], default: [] },
     holds: { type: Schema.Types.Mixed, default: undefined },
   },
