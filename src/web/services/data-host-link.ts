@@ -9,8 +9,9 @@
 // One of the two failing alone is not a lost link (a Redis or catalog restart): a stopped Redis
 // refuses its commands at once anyway, and what does not need it (a stored derivative) still works.
 // A catalog the driver has lost would make each command wait out server selection (3 s) first, so
-// while it is away, requests that write (every one of them records something in the catalog) are
-// refused at once; reads go on, since a cache or storage may answer them.
+// while it is away, requests that write are refused at once (each records something in the
+// catalog, but for the passport endpoints, whose photos are answered and never stored); reads go
+// on, since a cache or storage may answer them.
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -28,6 +29,8 @@ const RETRY_AFTER_SECONDS = 1;
 /** These answer for themselves: /health reports each backing service's own check. */
 const ANSWERED_WITHOUT_DATA_HOST = new Set(['/', '/health']);
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Passport photos are processed and answered, never catalogued. */
+const NOT_CATALOGUED = '/passport-photo/';
 
 /**
  * An error the server sent back (Redis' MISCONF on a full disk, a catalog refusing a command) is
@@ -75,7 +78,7 @@ export class DataHostLink {
   refusal(req: Request): ServiceError | null {
     if (ANSWERED_WITHOUT_DATA_HOST.has(req.path)) return null;
     if (this.down) return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
-    if (!this.catalog.connected && !READS.has(req.method)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
+    if (!this.catalog.connected && !READS.has(req.method) && !req.path.startsWith(NOT_CATALOGUED)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
     return null;
   }
 

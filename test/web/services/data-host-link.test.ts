@@ -4,6 +4,9 @@
 // /health itself, and serves again by itself after the heal. Real Redis, real catalog, real HTTP;
 // only the cable is simulated, by TCP relays in this process.
 import { expect } from 'chai';
+import type { Request } from 'express';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { freePort, startRedisServer, type RedisServerHandle } from '../../../scripts/lib/redis-server.js';
@@ -12,6 +15,8 @@ import { jpeg } from '../../fixtures/images.js';
 import { request, upload } from '../../harness/http.js';
 import { catalogUrlFor } from '../../harness/root-hooks.js';
 import { TestService } from '../../harness/test-service.js';
+import type { Catalog } from '../../../src/catalog/catalog.js';
+import { DataHostLink } from '../../../src/web/services/data-host-link.js';
 
 /** A TCP relay to `target` that can stop carrying bytes without closing anything. */
 class Cable {
@@ -129,5 +134,25 @@ describe('DataHostLink: a front door cut off from Redis and the catalog', functi
     const recoveredMs = Date.now() - healAt;
     expect(after.body.public_url).to.match(/after\.jpg$/);
     figure(`data host link: cut seen after ${noticedMs} ms; then upload 503 in ${up.ms} ms, list 503 in ${list.ms} ms; first upload after the heal ${recoveredMs} ms`);
+  });
+});
+
+describe('DataHostLink: a catalog the driver has lost', () => {
+  // The decision alone, with the catalog's connection state stood in for (the end-to-end case, a
+  // stopped catalog server, is test/faults/catalog-down.test.ts); no probe runs.
+  const link = (connected: boolean) => new DataHostLink(null as unknown as Redis, { connected } as Catalog, pino({ level: 'silent' }));
+  const req = (method: string, path: string) => ({ method, path }) as Request;
+
+  it('refuses writes at once, lets reads and the passport endpoints (never catalogued) through', () => {
+    const lost = link(false);
+    for (const [method, path] of [['POST', '/upload'], ['POST', '/cdn/upload'], ['DELETE', '/cdn/abc'], ['POST', '/cdn/projects']]) {
+      const refusal = lost.refusal(req(method, path));
+      expect(refusal?.status, `${method} ${path}`).to.equal(503);
+      expect(refusal?.message).to.match(/catalog is unreachable/);
+    }
+    for (const [method, path] of [['GET', '/cdn/images'], ['HEAD', '/cdn/abc'], ['POST', '/passport-photo/demo/process'], ['GET', '/health']]) {
+      expect(lost.refusal(req(method, path)), `${method} ${path}`).to.equal(null);
+    }
+    expect(link(true).refusal(req('POST', '/upload'))).to.equal(null);
   });
 });
