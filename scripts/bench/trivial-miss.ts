@@ -7,6 +7,7 @@
 // env: TRIVIAL_ROUNDS (3), BENCH_DURATION (s per round, 6 here), BENCH_WORKERS.
 import fs from 'node:fs';
 import sharp from 'sharp';
+import { uploadJpeg } from './lib/fixtures.js';
 import { load, measure, startLoadgen, startService, stopAll } from './lib/processes.js';
 import { fmt } from './lib/report.js';
 import { KEY, say, tmp } from './lib/settings.js';
@@ -19,12 +20,7 @@ async function main() {
   await startLoadgen();
   const svc = await startService('trivial');
   const original = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 100, b: 50 } } }).jpeg().toBuffer();
-  const form = new FormData();
-  form.append('file', new Blob([original], { type: 'image/jpeg' }), 'tiny.jpg');
-  const res = await fetch(`${svc.origin}/cdn/upload`, { method: 'POST', headers: { 'X-API-Key': KEY }, body: form });
-  const uploaded = (await res.json()) as { public_url?: string };
-  if (res.status !== 200 || !uploaded.public_url) throw new Error(`upload failed: ${res.status} ${JSON.stringify(uploaded)}`);
-  const src = encodeURIComponent(uploaded.public_url);
+  const src = encodeURIComponent((await uploadJpeg(svc, original, 'tiny.jpg')).publicUrl);
   const headers = { 'X-API-Key': KEY };
   const paths = (from: number, count: number) => Array.from({ length: count }, (_, i) => `/image/t.webp?src=${src}&w=${1 + ((from + i) % 60)}&f=webp&q=${1 + (Math.floor((from + i) / 60) % 100)}`);
   // Warm-up on the last sets (JIT, connections); the rounds start from the first.

@@ -23,15 +23,18 @@ export function photoFiles(): string[] {
 export async function uploadOriginals(svc: Service, copies = 1, prefix = ''): Promise<Original[]> {
   const out: Original[] = [];
   const uploads = Array.from({ length: copies }, (_, copy) => photoFiles().map((file) => [file, prefix ? `${prefix}-${copy}-${file}` : file])).flat();
-  for (const [file, name] of uploads) {
-    const form = new FormData();
-    form.append('file', new Blob([fs.readFileSync(path.join(photosDir, file))], { type: 'image/jpeg' }), name);
-    const res = await fetch(`${svc.origin}/cdn/upload`, { method: 'POST', headers: { 'X-API-Key': KEY }, body: form });
-    const body = (await res.json()) as { imageId?: string; public_url?: string };
-    if (res.status !== 200 || !body.imageId || !body.public_url) throw new Error(`upload of ${file} failed: ${res.status} ${JSON.stringify(body)}`);
-    out.push({ file, imageId: body.imageId, publicUrl: body.public_url });
-  }
+  for (const [file, name] of uploads) out.push({ file, ...(await uploadJpeg(svc, fs.readFileSync(path.join(photosDir, file)), name)) });
   return out;
+}
+
+/** One JPEG uploaded under `name` with the bench's key. */
+export async function uploadJpeg(svc: Service, bytes: Buffer, name: string): Promise<Omit<Original, 'file'>> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/jpeg' }), name);
+  const res = await fetch(`${svc.origin}/cdn/upload`, { method: 'POST', headers: { 'X-API-Key': KEY }, body: form });
+  const body = (await res.json()) as { imageId?: string; public_url?: string };
+  if (res.status !== 200 || !body.imageId || !body.public_url) throw new Error(`upload of ${name} failed: ${res.status} ${JSON.stringify(body)}`);
+  return { imageId: body.imageId, publicUrl: body.public_url };
 }
 
 /**
