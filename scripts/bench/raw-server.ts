@@ -9,6 +9,7 @@ import Busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { loadConfig } from '../../src/config.js';
@@ -17,7 +18,7 @@ import { renderDerivative } from '../../src/imaging/pipeline.js';
 
 const config = loadConfig(process.env);
 const photosDir = path.resolve(process.env.PHOTOS_DIR ?? '.');
-const uploadDir = path.resolve(process.env.UPLOAD_DIR ?? '/tmp/raw-uploads');
+const uploadDir = path.resolve(process.env.UPLOAD_DIR ?? path.join(os.tmpdir(), 'raw-uploads'));
 const settings = { avifEffort: config.avifEffort, webpEffort: config.webpEffort, maxInputPixels: config.maxInputPixels };
 if (process.env.RAW_SHARP_CONCURRENCY) sharp.concurrency(Number(process.env.RAW_SHARP_CONCURRENCY));
 
