@@ -57,8 +57,11 @@ export class FrontDoor {
     await images.listen(subscriber);
     const bandwidth = new BandwidthCounter(catalog, log);
     const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
-    const dataHost = new DataHostLink(redis, catalog, log);
-    dataHost.start();
+    // Another, for the reports of a lost catalog (closed by dataHost.stop()).
+    const lossSubscriber = createBlockingConnection(config.redisUrl);
+    lossSubscriber.on('error', () => undefined);
+    const dataHost = new DataHostLink(redis, catalog, log, lossSubscriber);
+    await dataHost.start();
     this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), hits: new HitMemo(), bandwidth, limits, dataHost };
     const { app, hitPath } = createFrontDoorApp(this.deps);
     this.server = http.createServer((req, res) => {

@@ -15,6 +15,7 @@ import sharp from 'sharp';
 import { freePort } from '../../scripts/lib/redis-server.js';
 import { request } from '../harness/http.js';
 import { assertNothingLost, nothingYet, PictorTree, sleep, uploadAcknowledged } from './crash-helpers.js';
+import { waitFor } from './fault-helpers.js';
 
 const noisyJpeg = (seed: number) => sharp(randomBytes(640 * 480 * 3), { raw: { width: 640, height: 480, channels: 3 } }).jpeg({ quality: 90 + (seed % 5) }).toBuffer();
 
@@ -125,7 +126,9 @@ describe('full disk: npm start on a small file system', function () {
         expect(ms, 'refused at once').to.be.below(1000);
       }
     }
-    // While the catalog comes back from its journal, an upload is refused at once too.
+    // Once the catalog process has stopped (its journal refuses more writes), and while it comes
+    // back from its journal, an upload is refused at once too, whichever front-door process takes it.
+    await waitFor('the catalog process to stop', async () => /catalog process stopped/.test(tree.output()), 5000, 5);
     const started = performance.now();
     const res = await uploadAcknowledged(tree, ack, await noisyJpeg(++n), `full/${n}`);
     const ms = performance.now() - started;

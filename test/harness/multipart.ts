@@ -28,6 +28,7 @@ export function multipartBody(parts: Part[], options: { close?: boolean } = {}):
 export interface RawAnswer {
   status: number;
   body: any;
+  headers: http.IncomingHttpHeaders;
   /** Milliseconds from the start of the request to the complete answer. */
   ms: number;
 }
@@ -66,7 +67,7 @@ export function sendRaw(args: RawRequest): Promise<RawAnswer> {
         } catch {
           /* not JSON */
         }
-        resolve({ status: res.statusCode ?? 0, body, ms: Date.now() - started });
+        resolve({ status: res.statusCode ?? 0, body, headers: res.headers, ms: Date.now() - started });
       });
     });
     // The server may answer and stop reading before the whole body is written.
@@ -82,7 +83,7 @@ export function sendRaw(args: RawRequest): Promise<RawAnswer> {
       if (args.abortAfter !== undefined) {
         setTimeout(() => {
           req.destroy();
-          resolve({ status: 0, body: null, ms: Date.now() - started });
+          resolve({ status: 0, body: null, headers: {}, ms: Date.now() - started });
         }, 50);
       } else req.end();
     };

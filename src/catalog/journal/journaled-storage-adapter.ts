@@ -103,6 +103,11 @@ export class JournaledStorageAdapter extends MemoryAdapterBase {
     return this.writer?.position ?? 0;
   }
 
+  /** Set once the journal has stopped for good (a write or sync failed). */
+  get failed(): Error | null {
+    return this.writer?.failed ?? null;
+  }
+
   whenDurable(position: number): Promise<void> | null {
     return this.writer ? this.writer.whenDurable(position) : null;
   }

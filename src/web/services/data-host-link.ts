@@ -12,6 +12,13 @@
 // while it is away, requests that write are refused at once (each records something in the
 // catalog, but for the passport endpoints, whose photos are answered and never stored); reads go
 // on, since a cache or storage may answer them.
+// The driver learns of a lost catalog only from a command of its own process: the other front
+// doors (node:cluster children, other hosts) would send their next write down a dead socket and
+// wait out server selection. So a front door whose connection is lost says so on a Redis channel
+// at once (the publish leaves before the answer of the request that met the loss), and every
+// other front door refuses writes from that message on, until a catalog ping of its own answers:
+// a host cut off from the catalog alone stops the writes of the others for one ping only.
+import os from 'node:os';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -31,6 +38,9 @@ const ANSWERED_WITHOUT_DATA_HOST = new Set(['/', '/health']);
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Passport photos are processed and answered, never catalogued. */
 const NOT_CATALOGUED = '/passport-photo/';
+/** Where front doors report a lost catalog connection; the message names the sender. */
+export const CATALOG_LOST_CHANNEL = 'pictor:catalog-lost';
+const SENDER = `${os.hostname()}:${process.pid}`;
 
 /**
  * An error the server sent back (Redis' MISCONF on a full disk, a catalog refusing a command) is
@@ -52,21 +62,36 @@ function limited(what: string, work: Promise<unknown>): Promise<unknown> {
 
 export class DataHostLink {
   private down: { since: number; reason: string } | null = null;
+  /** When another front door reported the catalog lost; null once a ping sent after it answered. */
+  private lostElsewhereAt: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
+  /** `subscriber`: a connection of its own for the channel (a subscriber can do nothing else). */
   constructor(
     private readonly redis: Redis,
     private readonly catalog: Catalog,
     private readonly log: Logger,
+    private readonly subscriber: Redis | null = null,
   ) {}
 
-  start(): void {
+  /** Resolves once subscribed to the reports of the other front doors. */
+  async start(): Promise<void> {
+    this.catalog.connection.on('disconnected', this.reportLoss);
     this.schedule();
+    if (!this.subscriber) return;
+    this.subscriber.on('message', (channel: string, sender: string) => {
+      if (channel === CATALOG_LOST_CHANNEL && sender !== SENDER) this.lostElsewhere();
+    });
+    // While Redis is away the subscriber reconnects and subscribes again by itself; reports sent
+    // meanwhile are lost, and each front door learns from its own probe.
+    await this.subscriber.subscribe(CATALOG_LOST_CHANNEL);
   }
 
   stop(): void {
     this.stopped = true;
+    this.catalog.connection.off('disconnected', this.reportLoss);
+    this.subscriber?.disconnect();
     if (this.timer) clearTimeout(this.timer);
   }
 
@@ -78,7 +103,7 @@ export class DataHostLink {
   refusal(req: Request): ServiceError | null {
     if (ANSWERED_WITHOUT_DATA_HOST.has(req.path)) return null;
     if (this.down) return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
-    if (!this.catalog.connected && !READS.has(req.method) && !req.path.startsWith(NOT_CATALOGUED)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
+    if ((!this.catalog.connected || this.lostElsewhereAt !== null) && !READS.has(req.method) && !req.path.startsWith(NOT_CATALOGUED)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
     return null;
   }
 
@@ -88,8 +113,29 @@ export class DataHostLink {
     this.timer.unref();
   }
 
+  /** Sent while this process's driver marks the catalog lost, before the failed command returns. */
+  private readonly reportLoss = (): void => {
+    // With Redis away too the publish fails at once; the gate already refuses everything then.
+    if (!this.stopped) this.redis.publish(CATALOG_LOST_CHANNEL, SENDER).catch(() => undefined);
+  };
+
+  private lostElsewhere(): void {
+    this.lostElsewhereAt = performance.now();
+    this.pingCatalog().catch(() => undefined);
+  }
+
+  /** A catalog ping; one that answers clears a loss reported before it was sent. */
+  private pingCatalog(): Promise<unknown> {
+    const sentAt = performance.now();
+    const ping = limited('catalog ping', this.catalog.ping());
+    void Promise.allSettled([ping]).then(([result]) => {
+      if (answered(result) && this.lostElsewhereAt !== null && this.lostElsewhereAt <= sentAt) this.lostElsewhereAt = null;
+    });
+    return ping;
+  }
+
   private async probe(): Promise<void> {
-    const [redis, catalog] = await Promise.allSettled([limited('Redis PING', this.redis.ping()), limited('catalog ping', this.catalog.ping())]);
+    const [redis, catalog] = await Promise.allSettled([limited('Redis PING', this.redis.ping()), this.pingCatalog()]);
     if (!answered(redis) && !answered(catalog)) {
       this.markDown(`${(redis as PromiseRejectedResult).reason?.message}; ${(catalog as PromiseRejectedResult).reason?.message}`);
       return;

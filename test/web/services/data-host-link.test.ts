@@ -8,6 +8,7 @@ import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { freePort, startRedisServer, type RedisServerHandle } from '../../../scripts/lib/redis-server.js';
 import { figure, timed, waitFor } from '../../faults/fault-helpers.js';
@@ -16,7 +17,8 @@ import { request, upload } from '../../harness/http.js';
 import { catalogUrlFor } from '../../harness/root-hooks.js';
 import { TestService } from '../../harness/test-service.js';
 import type { Catalog } from '../../../src/catalog/catalog.js';
-import { DataHostLink } from '../../../src/web/services/data-host-link.js';
+import { createBlockingConnection, createQueueConnection } from '../../../src/jobs/queues.js';
+import { CATALOG_LOST_CHANNEL, DataHostLink } from '../../../src/web/services/data-host-link.js';
 
 /** A TCP relay to `target` that can stop carrying bytes without closing anything. */
 class Cable {
@@ -154,5 +156,81 @@ describe('DataHostLink: a catalog the driver has lost', () => {
       expect(lost.refusal(req(method, path)), `${method} ${path}`).to.equal(null);
     }
     expect(link(true).refusal(req('POST', '/upload'))).to.equal(null);
+  });
+});
+
+describe('DataHostLink: a catalog loss reported by another front door', function () {
+  // Real Redis and its channel; the catalog is stood in for (its connection's events and a ping
+  // the test answers or fails at will): a host cut off from the catalog while this one still
+  // reaches it cannot be made with one catalog server, and what is tested here is the decision.
+  // The end-to-end case, two front-door processes and a stopped catalog, is
+  // test/faults/catalog-down-cluster.test.ts.
+  this.timeout(20_000);
+  let redisServer: RedisServerHandle;
+  let redis: Redis;
+  let listener: Redis;
+  let link: DataHostLink;
+  const catalog = { connected: true, connection: new EventEmitter(), ping: () => Promise.resolve() as Promise<void> };
+  const write = { method: 'POST', path: '/cdn/upload' } as Request;
+
+  before(async () => {
+    redisServer = await startRedisServer();
+    redis = createQueueConnection(redisServer.url);
+    listener = createBlockingConnection(redisServer.url);
+    link = new DataHostLink(redis, catalog as unknown as Catalog, pino({ level: 'silent' }), createBlockingConnection(redisServer.url));
+    await link.start();
+  });
+  after(async () => {
+    link?.stop();
+    listener?.disconnect();
+    redis?.disconnect();
+    await redisServer?.stop();
+  });
+
+  /** A ping that answers (or fails without an answer) when the test says so. */
+  function heldPing(): { answer: () => void; fail: () => void } {
+    let answer = () => {};
+    let fail = () => {};
+    catalog.ping = () =>
+      new Promise<void>((resolve, reject) => {
+        answer = resolve;
+        fail = () => reject(new Error('connect ECONNREFUSED'));
+      });
+    return { answer: () => answer(), fail: () => fail() };
+  }
+
+  it('refuses writes from another host\'s report until its own ping answers (a partition of that host alone)', async () => {
+    const ping = heldPing();
+    await redis.publish(CATALOG_LOST_CHANNEL, 'another-host:1');
+    await waitFor('the report to arrive', async () => link.refusal(write) !== null, 2000, 5);
+    expect(link.refusal(write)?.message).to.match(/catalog is unreachable/);
+    expect(link.refusal({ method: 'GET', path: '/cdn/images' } as Request)).to.equal(null);
+    ping.answer();
+    const answeredAt = performance.now();
+    await waitFor('the answered ping to clear the report', async () => link.refusal(write) === null, 2000, 1);
+    figure(`data host link: another host's report cleared ${(performance.now() - answeredAt).toFixed(1)} ms after this host's ping answered`);
+  });
+
+  it('keeps refusing while its own ping gets no answer, and passes again from the first probe that answers', async () => {
+    const ping = heldPing();
+    await redis.publish(CATALOG_LOST_CHANNEL, 'another-host:1');
+    await waitFor('the report to arrive', async () => link.refusal(write) !== null, 2000, 5);
+    ping.fail();
+    await new Promise((resolve) => setTimeout(resolve, 700)); // longer than a probe interval: the failing probes keep it
+    expect(link.refusal(write)).to.not.equal(null);
+    catalog.ping = () => Promise.resolve();
+    await waitFor('a probe to clear the report', async () => link.refusal(write) === null, 2000, 10);
+  });
+
+  it('reports its own driver\'s loss on the channel, and does not act on its own report', async () => {
+    catalog.ping = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    const heard = new Promise<string>((resolve) => listener.once('message', (_channel: string, sender: string) => resolve(sender)));
+    await listener.subscribe(CATALOG_LOST_CHANNEL);
+    catalog.connection.emit('disconnected');
+    const sender = await heard;
+    expect(sender).to.match(/:\d+$/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(link.refusal(write), 'its own report marks nothing (its driver already knows)').to.equal(null);
+    catalog.ping = () => Promise.resolve();
   });
 });
