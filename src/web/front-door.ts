@@ -2,6 +2,7 @@
 // stop accepting → finish in-flight requests → queues → Redis → catalog.
 import http from 'node:http';
 import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
 import { parseKeySeed, seedCredential } from '../catalog/api-keys.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { Config } from '../config.js';
@@ -31,6 +32,8 @@ const BACKEND_ANSWER_TIMEOUT_MS = 3_000;
 export class FrontDoor {
   private server: http.Server | null = null;
   private deps: WebDeps | null = null;
+  /** The front door's subscriber connection (image changes, catalog loss), closed after those who listen on it. */
+  private subscriber: Redis | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly config: Config, private readonly log: Logger) {}
@@ -51,16 +54,15 @@ export class FrontDoor {
     const jobs = new JobProducer({ redisUrl: config.redisUrl, connection: redis, jobTimeoutMs: config.jobTimeoutMs, maxWaiting: config.queueMaxWaiting, tenantMaxWaiting: config.tenantMaxWaiting, jobRecords: storage });
     await jobs.ready();
     const images = new ImageCache(catalog, config.imageCacheMs);
-    // A subscriber connection can do nothing else; it reconnects (and clears the cache) by itself.
+    // One subscriber connection for the front door's channels (image changes, catalog loss): a
+    // subscriber can do nothing else; it reconnects and subscribes again by itself.
     const subscriber = createBlockingConnection(config.redisUrl);
     subscriber.on('error', () => undefined);
+    this.subscriber = subscriber;
     await images.listen(subscriber);
     const bandwidth = new BandwidthCounter(catalog, log);
     const limits = new PlanLimits(catalog, bandwidth, config.quotaCacheMs, (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'plan limits: usage not readable; requests pass unchecked meanwhile'));
-    // Another, for the reports of a lost catalog (closed by dataHost.stop()).
-    const lossSubscriber = createBlockingConnection(config.redisUrl);
-    lossSubscriber.on('error', () => undefined);
-    const dataHost = new DataHostLink(redis, catalog, log, lossSubscriber);
+    const dataHost = new DataHostLink(redis, catalog, log, subscriber);
     await dataHost.start();
     this.deps = { config, catalog, storage, jobs, redis, log, images, derivatives: new DerivativeCache(storage, config.memoryCacheMb), hits: new HitMemo(), bandwidth, limits, dataHost };
     const { app, hitPath } = createFrontDoorApp(this.deps);
@@ -109,7 +111,7 @@ export class FrontDoor {
         // Counts of the last requests go to the catalog before it closes.
         await this.deps.bandwidth.close().catch(() => undefined);
         this.deps.dataHost?.stop();
-        this.deps.images.close();
+        this.subscriber?.disconnect();
         await this.deps.jobs.close().catch(() => undefined);
         await this.deps.redis.quit().catch(() => this.deps?.redis.disconnect());
         await this.deps.catalog.close().catch(() => undefined);

@@ -14,6 +14,8 @@ import { request } from '../harness/http.js';
 import { TestService } from '../harness/test-service.js';
 import { cdnUpload, tinyJpeg } from './set-b-helpers.js';
 import type { Credential } from '../../src/catalog/api-keys.js';
+import type { Request } from 'express';
+import { CATALOG_LOST_CHANNEL } from '../../src/web/services/data-host-link.js';
 
 describe('front door caches across two front doors', function () {
   this.timeout(60_000);
@@ -99,6 +101,18 @@ describe('front door caches across two front doors', function () {
     expect(servedBytes, 'the test must overflow the budget').to.be.greaterThan(8 * 1024 * 1024);
     expect(secondDeps.derivatives.memoryUse.bytes).to.be.at.most(8 * 1024 * 1024);
     expect(secondDeps.derivatives.memoryUse.entries).to.be.lessThan(entriesBefore + 40);
+  });
+
+  it('another channel on the shared subscriber connection (a catalog-loss report) leaves the image cache as it is', async () => {
+    const pic = await cdnUpload(svc, user.key, await tinyJpeg(6, 32, 32), { filename: 'kept.jpg' });
+    expect((await viaSecond(`/cdn/${pic.imageId}?w=16&f=webp`)).status).to.equal(200);
+    const unchanged = secondDeps.images.unchanged();
+    const write = { method: 'POST', path: '/cdn/upload' } as Request;
+    await secondDeps.redis.publish(CATALOG_LOST_CHANNEL, 'another-host:1');
+    // The report reached the connection (the link refuses writes until its own ping answers).
+    await waitFor('the report to arrive', async () => secondDeps.dataHost!.refusal(write) !== null, 2000, 1);
+    expect(unchanged(), 'the image cache was not cleared by the report').to.equal(true);
+    await waitFor('its own ping to clear the report', async () => secondDeps.dataHost!.refusal(write) === null, 5000, 10);
   });
 
   it('bandwidth counted in memory reaches the catalog by shutdown, exactly', async () => {

@@ -67,7 +67,7 @@ export class DataHostLink {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  /** `subscriber`: a connection of its own for the channel (a subscriber can do nothing else). */
+  /** `subscriber`: the front door's subscriber connection (its owner closes it), for the other front doors' reports. */
   constructor(
     private readonly redis: Redis,
     private readonly catalog: Catalog,
@@ -80,9 +80,7 @@ export class DataHostLink {
     this.catalog.connection.on('disconnected', this.reportLoss);
     this.schedule();
     if (!this.subscriber) return;
-    this.subscriber.on('message', (channel: string, sender: string) => {
-      if (channel === CATALOG_LOST_CHANNEL && sender !== SENDER) this.lostElsewhere();
-    });
+    this.subscriber.on('message', this.onMessage);
     // While Redis is away the subscriber reconnects and subscribes again by itself; reports sent
     // meanwhile are lost, and each front door learns from its own probe.
     await this.subscriber.subscribe(CATALOG_LOST_CHANNEL);
@@ -91,7 +89,7 @@ export class DataHostLink {
   stop(): void {
     this.stopped = true;
     this.catalog.connection.off('disconnected', this.reportLoss);
-    this.subscriber?.disconnect();
+    this.subscriber?.off('message', this.onMessage);
     if (this.timer) clearTimeout(this.timer);
   }
 
@@ -117,6 +115,10 @@ export class DataHostLink {
   private readonly reportLoss = (): void => {
     // With Redis away too the publish fails at once; the gate already refuses everything then.
     if (!this.stopped) this.redis.publish(CATALOG_LOST_CHANNEL, SENDER).catch(() => undefined);
+  };
+
+  private readonly onMessage = (channel: string, sender: string): void => {
+    if (channel === CATALOG_LOST_CHANNEL && sender !== SENDER) this.lostElsewhere();
   };
 
   private lostElsewhere(): void {

@@ -17,7 +17,6 @@ export class ImageCache {
   private readonly entries: LRUCache<string, ImageDoc> | null;
   /** Bumped by every change: a lookup started before one must not store its answer. */
   private generation = 0;
-  private subscriber: Redis | null = null;
 
   constructor(
     private readonly catalog: Catalog,
@@ -75,10 +74,10 @@ export class ImageCache {
     this.entries?.clear();
   }
 
-  /** Follows the image-changes channel on its own connection (a subscriber can do nothing else). */
+  /** Follows the image-changes channel on the front door's subscriber connection (which carries other channels too). */
   async listen(subscriber: Redis): Promise<void> {
-    this.subscriber = subscriber;
-    subscriber.on('message', (_channel: string, message: string) => {
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== IMAGE_CHANGES_CHANNEL) return;
       const change = parseImageChange(message);
       if (change) this.forget(change);
       else this.clear();
@@ -86,11 +85,6 @@ export class ImageCache {
     // Messages sent while disconnected are lost: start afresh after every (re)connect.
     subscriber.on('ready', () => this.clear());
     await subscriber.subscribe(IMAGE_CHANGES_CHANNEL);
-  }
-
-  close(): void {
-    this.subscriber?.disconnect();
-    this.subscriber = null;
   }
 
   private store(doc: ImageDoc, generation: number): void {

@@ -169,6 +169,7 @@ describe('DataHostLink: a catalog loss reported by another front door', function
   let redisServer: RedisServerHandle;
   let redis: Redis;
   let listener: Redis;
+  let subscriber: Redis;
   let link: DataHostLink;
   const catalog = { connected: true, connection: new EventEmitter(), ping: () => Promise.resolve() as Promise<void> };
   const write = { method: 'POST', path: '/cdn/upload' } as Request;
@@ -177,11 +178,13 @@ describe('DataHostLink: a catalog loss reported by another front door', function
     redisServer = await startRedisServer();
     redis = createQueueConnection(redisServer.url);
     listener = createBlockingConnection(redisServer.url);
-    link = new DataHostLink(redis, catalog as unknown as Catalog, pino({ level: 'silent' }), createBlockingConnection(redisServer.url));
+    subscriber = createBlockingConnection(redisServer.url);
+    link = new DataHostLink(redis, catalog as unknown as Catalog, pino({ level: 'silent' }), subscriber);
     await link.start();
   });
   after(async () => {
     link?.stop();
+    subscriber?.disconnect();
     listener?.disconnect();
     redis?.disconnect();
     await redisServer?.stop();
