@@ -252,6 +252,27 @@ function lostOf(report: Inspection): number {
 
 const at = (startedAt: number, ms: number) => sleep(Math.max(0, startedAt + ms - Date.now()));
 
+/**
+ * Resolves when one of a worker host's processes holds a running job (a line from holding.js on
+ * the data host: "holding <queue> <jobId> <worker>") from the epoch time `from` on, or with null
+ * at `until`. A fault timed
+ * this way finds the host busy however fast this machine renders.
+ */
+function whenHolding(host: 'w1' | 'w2', from: number, until: number): Promise<string | null> {
+  const command = [process.execPath, path.join(here, 'holding.js'), String(from), String(until), ...cluster.workerPids(host).map(String)];
+  const child = spawn('ip', ['netns', 'exec', topology.ns('data'), ...command], { env: cluster.env('data'), stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code === 0 ? out.trim() : null)));
+}
+
+/** Resolves once `host` holds a job, looked for from `ms` after the load's start (at most 5 s); says which. */
+async function faultWhenHolding(startedAt: number, ms: number, host: 'w1' | 'w2'): Promise<void> {
+  // Started early so that its start-up is over when the long renders are sent.
+  const line = await whenHolding(host, startedAt + ms, startedAt + ms + 5_000);
+  say(`fault        ${line ? `${host} ${line.replace(/^holding /, 'holds ')}` : `${host} held no job within 5 s of the long renders`}, ${Date.now() - startedAt} ms into the load`);
+}
+
 async function scenarios(): Promise<void> {
   // Warm-up (not a scenario): first connections, the workers' first jobs, some images to transform.
   const warm = await load(10_000, 'warmup', async (startedAt) => ({ faultAt: startedAt, healAt: startedAt }), 1);
@@ -264,7 +285,7 @@ async function scenarios(): Promise<void> {
     'partition: worker host w1 cut off from the data host for 20 s, then healed',
     45_000,
     async (startedAt) => {
-      await at(startedAt, 10_000);
+      await faultWhenHolding(startedAt, 9_000, 'w1');
       const faultAt = Date.now();
       topology.setInternalLink('w1', false);
       await at(startedAt, 30_000);
@@ -272,7 +293,7 @@ async function scenarios(): Promise<void> {
       return { faultAt, healAt: Date.now() };
     },
     (result, marks, problems, report) => [...takeoverLines(result, report, marks, problems, 'w2'), `lock lost    ${lockLossReport('w1', marks.healAt)}`],
-    // Long renders just before the cut: the cut host holds jobs when its link goes.
+    // Long renders sent 9 s in; the link goes once the cut host holds one of them (or any job).
     { heavy: { atMs: 9_000, count: 8 } },
   );
 
@@ -281,7 +302,7 @@ async function scenarios(): Promise<void> {
     'host loss: every process of worker host w2 SIGKILLed mid-load',
     30_000,
     async (startedAt) => {
-      await at(startedAt, 10_000);
+      await faultWhenHolding(startedAt, 9_000, 'w2');
       const faultAt = Date.now();
       const killed = await topology.killHost('w2');
       say(`fault        ${killed} process(es) of w2 killed`);

@@ -177,6 +177,11 @@ export class Cluster {
     await Promise.all(ready);
   }
 
+  /** The pids of a host's running worker processes (`ip netns exec` replaces itself: a child's pid is its node process's). */
+  workerPids(host: 'w1' | 'w2'): number[] {
+    return (this.workers.get(host) ?? []).filter((c) => c.exitCode === null && c.signalCode === null).map((c) => c.pid!);
+  }
+
   /** Stops a host's workers as a deployment does (SIGTERM: each finishes its jobs), resolves once they have exited. */
   async stopWorkers(host: 'w1' | 'w2'): Promise<void> {
     const children = this.workers.get(host) ?? [];
