@@ -61,7 +61,6 @@ export const TRANSFORM_PARAMS = [
 ] as const;
 
 type ParamEntry = (typeof TRANSFORM_PARAMS)[number];
-export type ParamName = ParamEntry['name'];
 
 /** The registry as handlers of any value type (each reads its own value). */
 const HANDLERS: readonly AnyParamHandler[] = TRANSFORM_PARAMS as readonly AnyParamHandler[];

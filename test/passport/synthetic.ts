@@ -17,8 +17,6 @@ export type Variant =
   | 'open_mouth'
   | 'dark_noisy';
 
-export const VARIANTS: Variant[] = ['clean', 'clear_glasses', 'dark_glasses', 'closed_eyes', 'hat', 'cut_crown', 'cut_chin', 'shadow_left', 'shadow_bottom', 'open_mouth', 'dark_noisy'];
-
 interface Geometry {
   width: number;
   height: number;
