@@ -252,11 +252,14 @@ function lostOf(report: Inspection): number {
 
 const at = (startedAt: number, ms: number) => sleep(Math.max(0, startedAt + ms - Date.now()));
 
+/** Long renders are sent this far into a host-fault scenario; the fault waits (at most HOLD_LIMIT_MS more) for the host to hold a long job. */
+const LONG_RENDERS_AT_MS = 9_000;
+const HOLD_LIMIT_MS = 5_000;
+
 /**
- * Resolves when one of a worker host's processes holds a running job (a line from holding.js on
- * the data host: "holding <queue> <jobId> <worker>") from the epoch time `from` on, or with null
- * at `until`. A fault timed
- * this way finds the host busy however fast this machine renders.
+ * Resolves when one of a worker host's processes holds a long job (a line from holding.js on the
+ * data host: "holding <queue> <jobId> <worker>") from the epoch time `from` on, or with null at
+ * `until`. A fault timed this way finds the host busy however fast this machine renders.
  */
 function whenHolding(host: 'w1' | 'w2', from: number, until: number): Promise<string | null> {
   const command = [process.execPath, path.join(here, 'holding.js'), String(from), String(until), ...cluster.workerPids(host).map(String)];
@@ -266,11 +269,12 @@ function whenHolding(host: 'w1' | 'w2', from: number, until: number): Promise<st
   return new Promise((resolve) => child.once('exit', (code) => resolve(code === 0 ? out.trim() : null)));
 }
 
-/** Resolves once `host` holds a job, looked for from `ms` after the load's start (at most 5 s); says which. */
-async function faultWhenHolding(startedAt: number, ms: number, host: 'w1' | 'w2'): Promise<void> {
+/** Resolves once `host` holds a long job, looked for from when the long renders are sent; says which. */
+async function faultWhenHolding(startedAt: number, host: 'w1' | 'w2'): Promise<void> {
   // Started early so that its start-up is over when the long renders are sent.
-  const line = await whenHolding(host, startedAt + ms, startedAt + ms + 5_000);
-  say(`fault        ${line ? `${host} ${line.replace(/^holding /, 'holds ')}` : `${host} held no job within 5 s of the long renders`}, ${Date.now() - startedAt} ms into the load`);
+  const from = startedAt + LONG_RENDERS_AT_MS;
+  const line = await whenHolding(host, from, from + HOLD_LIMIT_MS);
+  say(`fault        ${line ? `${host} ${line.replace(/^holding /, 'holds ')}` : `${host} held no long job within ${HOLD_LIMIT_MS} ms of the long renders`}, ${Date.now() - startedAt} ms into the load`);
 }
 
 async function scenarios(): Promise<void> {
@@ -285,7 +289,7 @@ async function scenarios(): Promise<void> {
     'partition: worker host w1 cut off from the data host for 20 s, then healed',
     45_000,
     async (startedAt) => {
-      await faultWhenHolding(startedAt, 9_000, 'w1');
+      await faultWhenHolding(startedAt, 'w1');
       const faultAt = Date.now();
       topology.setInternalLink('w1', false);
       await at(startedAt, 30_000);
@@ -293,8 +297,8 @@ async function scenarios(): Promise<void> {
       return { faultAt, healAt: Date.now() };
     },
     (result, marks, problems, report) => [...takeoverLines(result, report, marks, problems, 'w2'), `lock lost    ${lockLossReport('w1', marks.healAt)}`],
-    // Long renders sent 9 s in; the link goes once the cut host holds one of them (or any job).
-    { heavy: { atMs: 9_000, count: 8 } },
+    // The link goes once the cut host holds a long job (faultWhenHolding).
+    { heavy: { atMs: LONG_RENDERS_AT_MS, count: 8 } },
   );
 
   await scenario(
@@ -302,7 +306,7 @@ async function scenarios(): Promise<void> {
     'host loss: every process of worker host w2 SIGKILLed mid-load',
     30_000,
     async (startedAt) => {
-      await faultWhenHolding(startedAt, 9_000, 'w2');
+      await faultWhenHolding(startedAt, 'w2');
       const faultAt = Date.now();
       const killed = await topology.killHost('w2');
       say(`fault        ${killed} process(es) of w2 killed`);
@@ -313,7 +317,7 @@ async function scenarios(): Promise<void> {
       return { faultAt, healAt };
     },
     (result, marks, problems, report) => takeoverLines(result, report, marks, problems, 'w1'),
-    { uncountedAllowed: true, heavy: { atMs: 9_000, count: 8 } },
+    { uncountedAllowed: true, heavy: { atMs: LONG_RENDERS_AT_MS, count: 8 } },
   );
 
   await scenario(
