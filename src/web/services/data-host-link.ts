@@ -16,8 +16,9 @@
 // doors (node:cluster children, other hosts) would send their next write down a dead socket and
 // wait out server selection. So a front door whose connection is lost says so on a Redis channel
 // at once (the publish leaves before the answer of the request that met the loss), and every
-// other front door refuses writes from that message on, until a catalog ping of its own answers:
-// a host cut off from the catalog alone stops the writes of the others for one ping only.
+// other front door refuses writes from that message on, until a catalog ping of its own succeeds:
+// a host cut off from the catalog alone stops the writes of the others for one ping only. A ping
+// the catalog refuses (ShutdownInProgress from one whose journal failed) keeps the refusal.
 import os from 'node:os';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
@@ -126,12 +127,12 @@ export class DataHostLink {
     this.pingCatalog().catch(() => undefined);
   }
 
-  /** A catalog ping; one that answers clears a loss reported before it was sent. */
+  /** A catalog ping; one that succeeds clears a loss reported before it was sent (an error reply is no catalog to write to). */
   private pingCatalog(): Promise<unknown> {
     const sentAt = performance.now();
     const ping = limited('catalog ping', this.catalog.ping());
     void Promise.allSettled([ping]).then(([result]) => {
-      if (answered(result) && this.lostElsewhereAt !== null && this.lostElsewhereAt <= sentAt) this.lostElsewhereAt = null;
+      if (result.status === 'fulfilled' && this.lostElsewhereAt !== null && this.lostElsewhereAt <= sentAt) this.lostElsewhereAt = null;
     });
     return ping;
   }

@@ -225,6 +225,18 @@ describe('DataHostLink: a catalog loss reported by another front door', function
     await waitFor('a probe to clear the report', async () => link.refusal(write) === null, 2000, 10);
   });
 
+  it('keeps refusing while its own ping is refused by the catalog (one shutting down answers ShutdownInProgress)', async () => {
+    const shuttingDown = Object.assign(new Error('The server is in quiesce mode and will shut down'), { name: 'MongoServerError', code: 91 });
+    catalog.ping = () => Promise.reject(shuttingDown);
+    await redis.publish(CATALOG_LOST_CHANNEL, 'another-host:1');
+    await waitFor('the report to arrive', async () => link.refusal(write) !== null, 2000, 5);
+    await new Promise((resolve) => setTimeout(resolve, 700)); // longer than a probe interval: the refused pings keep it
+    expect(link.refusal(write), 'a refused ping is no catalog to write to').to.not.equal(null);
+    expect(link.reachable, 'an error reply still shows the link carries').to.equal(true);
+    catalog.ping = () => Promise.resolve();
+    await waitFor('a probe to clear the report', async () => link.refusal(write) === null, 2000, 10);
+  });
+
   it('reports its own driver\'s loss on the channel, and does not act on its own report', async () => {
     catalog.ping = () => Promise.reject(new Error('connect ECONNREFUSED'));
     const heard = new Promise<string>((resolve) => listener.once('message', (_channel: string, sender: string) => resolve(sender)));
