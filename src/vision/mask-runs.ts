@@ -1,25 +1,28 @@
-// The width of the widest band in a binary mask, as a rim's width is read: per set pixel the
-// shorter of its row's and its column's run of set pixels (across a band one is its width, the
-// other runs along it), the largest over the mask. Where bands cross, or at a sharp corner, both
-// runs are long and the width reads larger.
+// The width of the widest band in a binary mask, as a rim's width is read: per set pixel its run of
+// set pixels along the row, the column and both diagonals (a diagonal step is sqrt 2 long); across
+// a band the shortest of these is its width (a diagonal run reads up to one step, 1.4 px, over), the
+// others run along it.
+// The largest over the mask, rounded. Where bands cross, or at a sharp corner, every run is long and
+// the width reads larger.
+const DIRECTIONS = [[1, 0, 1], [0, 1, 1], [1, 1, Math.SQRT2], [1, -1, Math.SQRT2]] as const;
+
 export function widestRun(mask: Uint8Array, w: number, h: number): number {
-  const across = new Uint16Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; ) {
-      let e = x;
-      while (e < w && mask[y * w + e]) e++;
-      for (let k = x; k < e; k++) across[y * w + k] = e - x;
-      x = e > x ? e : x + 1;
+  const across = new Float32Array(w * h).fill(Infinity);
+  for (const [dx, dy, step] of DIRECTIONS) {
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const [px, py] = [x - dx, y - dy];
+        if (!mask[y * w + x] || (px >= 0 && py >= 0 && py < h && mask[py * w + px])) continue;
+        let n = 0; // a run starts here: its length, then each of its pixels keeps the shortest
+        while (x + n * dx < w && y + n * dy >= 0 && y + n * dy < h && mask[(y + n * dy) * w + x + n * dx]) n++;
+        for (let k = 0; k < n; k++) {
+          const i = (y + k * dy) * w + x + k * dx;
+          across[i] = Math.min(across[i], n * step);
+        }
+      }
     }
   }
   let widest = 0;
-  for (let x = 0; x < w; x++) {
-    for (let y = 0; y < h; ) {
-      let e = y;
-      while (e < h && mask[e * w + x]) e++;
-      for (let k = y; k < e; k++) widest = Math.max(widest, Math.min(e - y, across[k * w + x]));
-      y = e > y ? e : y + 1;
-    }
-  }
-  return widest;
+  for (let i = 0; i < across.length; i++) if (mask[i]) widest = Math.max(widest, across[i]);
+  return Math.round(widest);
 }
