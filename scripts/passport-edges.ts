@@ -23,29 +23,39 @@ const { values } = parseArgs({
 const faces = new URL('../../test/fixtures/corpus/faces/', import.meta.url).pathname;
 const astronaut = readFileSync(`${faces}01_astronaut_collins.png`);
 const hopper = readFileSync(`${faces}02_grace_hopper.jpg`);
-const inputs: [string, Buffer][] = [
-  ['Hopper side-lit', await sideLit(hopper)],
-  ['astronaut side-lit', await sideLit(astronaut)],
-  ...(await Promise.all([1, 2, 3, 4].map(async (s): Promise<[string, Buffer]> => [`Hopper night ${s}`, await nightShot(hopper, s)]))),
-  ...(await Promise.all([1, 2, 3, 4].map(async (s): Promise<[string, Buffer]> => [`astronaut night ${s}`, await nightShot(astronaut, s)]))),
-  ['astronaut', astronaut],
-  ['Hopper', hopper],
-  ['cameraman', readFileSync(`${faces}03_cameraman_gray.png`)],
+/** Night shots: this many noise patterns of each portrait, one row of their worst per portrait. */
+const NIGHT_SEEDS = 12;
+const night = (portrait: Buffer) => Promise.all(Array.from({ length: NIGHT_SEEDS }, (_, k) => nightShot(portrait, k + 1)));
+const inputs: [string, Buffer[]][] = [
+  ['Hopper side-lit', [await sideLit(hopper)]],
+  ['astronaut side-lit', [await sideLit(astronaut)]],
+  ['Hopper night', await night(hopper)],
+  ['astronaut night', await night(astronaut)],
+  ['astronaut', [astronaut]],
+  ['Hopper', [hopper]],
+  ['cameraman', [readFileSync(`${faces}03_cameraman_gray.png`)]],
 ];
 
-/** Figure rows: an input (usa) and the rectangle of its photo shown at 2x (the side of the head the light leaves darker). */
-const FIGURE: { name: string; x: number; y: number; w: number; h: number }[] = [
-  { name: 'Hopper side-lit', x: 150, y: 180, w: 110, h: 200 },
-  { name: 'Hopper night 3', x: 150, y: 150, w: 110, h: 200 },
+/** Figure rows: Hopper side-lit and her third night shot (usa), the rectangle of the photo shown at 2x (the side of the head the light leaves darker). */
+const FIGURE: { input: Buffer; x: number; y: number; w: number; h: number }[] = [
+  { input: inputs[0][1][0], x: 150, y: 180, w: 110, h: 200 },
+  { input: inputs[2][1][2], x: 150, y: 150, w: 110, h: 200 },
 ];
+
+/** No visible rim: at most this share of the edge ring, no run wider than this (docs/passport.md, Edges). */
+const MUST = { share: 0.01, run: 4 };
 
 const countries = values.countries.split(',').filter(isPassportCountry);
 console.log(`halo share / widest run (px) per document: ${countries.join(', ')}`);
-for (const [name, input] of inputs) {
+console.log(`night: the worst of ${NIGHT_SEEDS} noise patterns, and (in brackets) how many exceed ${MUST.share * 100} % or ${MUST.run} px`);
+for (const [name, photos] of inputs) {
   const cells: string[] = [];
   for (const country of countries) {
-    const m = (await processPassportPhoto(input, { country })).measurements;
-    cells.push(`${((m.halo_share ?? 0) * 100).toFixed(1)} % / ${m.halo_widest_run_px}`);
+    const ms = await Promise.all(photos.map(async (input) => (await processPassportPhoto(input, { country })).measurements));
+    const share = Math.max(...ms.map((m) => m.halo_share ?? 0));
+    const run = Math.max(...ms.map((m) => m.halo_widest_run_px ?? 0));
+    const over = ms.filter((m) => (m.halo_share ?? 0) > MUST.share || (m.halo_widest_run_px ?? 0) > MUST.run).length;
+    cells.push(`${(share * 100).toFixed(1)} % / ${run}${photos.length > 1 ? ` (${over})` : ''}`);
   }
   console.log(`${name.padEnd(20)} ${cells.join('  ')}`);
 }
@@ -54,8 +64,7 @@ const GAP = 4;
 const tiles: OverlayOptions[] = [];
 let top = 0;
 for (const row of FIGURE) {
-  const input = inputs.find(([n]) => n === row.name)![1];
-  const request = checkRequest(input, { country: 'usa' }, new PhotoSchedule(() => true));
+  const request = checkRequest(row.input, { country: 'usa' }, new PhotoSchedule(() => true));
   const c = composite(enhance(await render(await plan(await segment(await refine(await detect(await decode(request))))))));
   const halo = measureHalo(c.image, c.photo, c.alpha!, c.inside, c.background, c.luts);
   const marked = Buffer.from(c.photo.data);

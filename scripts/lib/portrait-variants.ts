@@ -1,6 +1,7 @@
 // Hard lighting made from a corpus portrait, for the passport tests and the documents' figures:
 // side-lit on a dark background, and a night shot (dark, gain noise, brightened).
 import sharp from 'sharp';
+import { boxMean } from '../../src/passport/background.js';
 import { segmentPerson } from '../../src/vision/segmenter.js';
 
 /** Normal deviates (mean 0, sigma 1) from a fixed seed, Box-Muller over an LCG: the same noise on every run. */
@@ -13,18 +14,46 @@ export function gaussian(seed: number): () => number {
   return () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
 }
 
-/** The portrait on a dark grey background (the segmenter's soft mask), lit from the left: x 1.25 to x 0.5 across. */
+/** Window radius of the side-lit swap's local colour means, in pixels. */
+const SWAP_RADIUS = 12;
+
+/**
+ * The portrait on a dark grey background, lit from the left (x 1.25 to x 0.5 across), as a photo
+ * taken against that background would be: each pixel's share of the original background (its local
+ * mean where the segmenter is sure of background) is swapped for the grey. The person's share is the
+ * segmenter's probability ramped over 0.5-0.95, lowered to what the colour shows as a mix of the
+ * local person and original background means: the soft mask keeps the original sky at 0.6-0.95
+ * beside the jaw and the cap, which would otherwise stay as a ring of a third colour no photo has.
+ */
 export async function sideLit(input: Buffer): Promise<Buffer> {
   const { data, info } = await sharp(input).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   const { width: w, height: h } = info;
   const prob = await segmentPerson({ data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: w, height: h, channels: 4 });
   const bg = [34, 36, 42];
+  // Local means of the sure background (0) and the sure person (4): share, then R, G, B.
+  const m = Array.from({ length: 8 }, () => new Float32Array(w * h));
+  for (let i = 0; i < w * h; i++) {
+    const g = prob[i] < 0.05 ? 0 : prob[i] > 0.95 ? 4 : -1;
+    if (g >= 0) for (let k = 0; k <= 3; k++) m[g + k][i] = k ? data[i * 4 + k - 1] : 1;
+  }
+  m.forEach((plane) => boxMean(plane, w, h, SWAP_RADIUS, plane));
   const out = Buffer.alloc(w * h * 3);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      const light = 1.25 - (0.75 * x) / w;
-      for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.max(0, Math.min(255, Math.round((data[i * 4 + c] * prob[i] + bg[c] * (1 - prob[i])) * light)));
+  for (let i = 0; i < w * h; i++) {
+    const old = [1, 2, 3].map((k) => (m[0][i] > 0 ? m[k][i] / m[0][i] : 0));
+    const person = [5, 6, 7].map((k) => (m[4][i] > 0 ? m[k][i] / m[4][i] : 0));
+    const t = Math.min(1, Math.max(0, (prob[i] - 0.5) / 0.45));
+    let alpha = !m[0][i] ? 1 : t * t * (3 - 2 * t);
+    if (alpha > 0 && alpha < 1 && m[4][i] > 0) {
+      // The colour's place on the line from the old background's mean to the person's.
+      const d = person.map((p, c) => p - old[c]);
+      const along = d.reduce((sum, dc, c) => sum + dc * (data[i * 4 + c] - old[c]), 0);
+      const dd = d.reduce((sum, dc) => sum + dc * dc, 0);
+      if (dd > 0) alpha = Math.min(alpha, Math.max(0, along / dd));
+    }
+    const light = 1.25 - (0.75 * (i % w)) / w;
+    for (let c = 0; c < 3; c++) {
+      const v = alpha < 0.05 ? bg[c] : data[i * 4 + c] + (1 - alpha) * (bg[c] - old[c]);
+      out[i * 3 + c] = Math.max(0, Math.min(255, Math.round(v * light)));
     }
   }
   return sharp(out, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();

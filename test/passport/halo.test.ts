@@ -137,10 +137,7 @@ describe('passport halo (old background left at the edge, as a blend)', function
   });
 
   it('keeps the dark cap and hair at the edge dark (side-lit on a dark background, and as stored); an edge with alpha cut to 60 % fails', async () => {
-    // As made: mean lift 2.7 levels, 0.8 % whitened (side-lit); 2.0, 1.3 % (stored). Lowering
-    // alpha where an edge pixel's colour lies nearer the old background than the person's window
-    // mean gives 5.8 levels, 3.4 % on the side-lit portrait (the shadow under the ear turns white);
-    // the colour line with one person mean instead of a dark and a light group, 4.8 levels.
+    // As made: mean lift 2.3 levels, 0.6 % whitened (side-lit); 2.0, 1.4 % (stored).
     const hopper = readCorpus(PORTRAITS[1].file);
     for (const [name, input] of [['side-lit', await sideLit(hopper)], ['stored', hopper]] as const) {
       const c = await composited(input);
@@ -154,14 +151,14 @@ describe('passport halo (old background left at the edge, as a blend)', function
     }
   });
 
-  it('the side-lit portrait on a dark background keeps at most 0.8 % of its ring, no run over 6 px, of the old background; the portrait as stored less', async () => {
-    // It reads 0.006 / 5 px. Matted from the region mask alone (no closer head mask) it reads
-    // 0.021 / 11 px: a grey-brown patch of the original backdrop beside the ear, where the
-    // segmenter's probability is mid at its region's scale.
+  it('the side-lit portrait on a dark background keeps at most 1 % of its ring, no run over 4 px, of the old background; the portrait as stored less', async () => {
+    // It reads 0.003 / 4 px (3-4 px re-encoded, moved by a pixel or a level brighter). Matted from
+    // the region mask alone (no closer head mask) it reads 0.004 / 5 px; made with the segmenter's
+    // soft mask as alpha, the variant keeps the original sky round the head (0.006 / 5 px).
     const hopper = PORTRAITS[1];
     const r = await processPassportPhoto(await sideLit(readCorpus(hopper.file)), { country: 'usa' });
-    expect(r.measurements.halo_share!).to.be.at.most(0.008);
-    expect(r.measurements.halo_widest_run_px!).to.be.at.most(6);
+    expect(r.measurements.halo_share!).to.be.at.most(0.01);
+    expect(r.measurements.halo_widest_run_px!).to.be.at.most(4);
     const stored = await processed(hopper, { country: 'usa' });
     expect(stored.checks.find((c) => c.name === 'halo')!.passed).to.equal(true);
     expect(stored.measurements.halo_share!).to.be.below(r.measurements.halo_share!);
