@@ -6,7 +6,7 @@ import { errorHandler, notFoundHandler } from './middleware/error-handler.js';
 import { ERROR_SHAPE_PREFIXES, answerErrorsAs } from './middleware/error-shape.js';
 import { requestContext, requestLogger } from './middleware/request-context.js';
 import { createHitPath, type HitPath } from './hit-path.js';
-import { dataHostGate } from './services/data-host-link.js';
+import { catalogErrorWatch, dataHostGate } from './services/data-host-link.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { presetBook } from './services/presets.js';
 import { routeTables } from './routes/index.js';
@@ -38,6 +38,7 @@ export function createFrontDoorApp(deps: WebDeps): { app: Express; hitPath: HitP
   app.use([...ERROR_SHAPE_PREFIXES.B], answerErrorsAs('B'));
   for (const table of routeTables(options)) app.use(mountRoutes(table, ctx));
   app.use(notFoundHandler);
+  if (deps.dataHost) app.use(catalogErrorWatch(deps.dataHost));
   app.use(errorHandler);
   return { app, hitPath: createHitPath(deps, metrics, requestLog) };
 }

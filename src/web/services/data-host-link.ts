@@ -67,6 +67,8 @@ export class DataHostLink {
   private lostElsewhereAt: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** A ping sent for a catalog error a request met is still out (lookAtCatalog sends one at a time). */
+  private looking = false;
 
   /** `subscriber`: the front door's subscriber connection (its owner closes it), for the other front doors' reports. */
   constructor(
@@ -104,6 +106,20 @@ export class DataHostLink {
     if (this.down) return unavailable(`The queue and catalog are unreachable from this server (${this.down.reason}); retry shortly`, RETRY_AFTER_SECONDS);
     if ((!this.catalog.connected || this.lostElsewhereAt !== null) && !READS.has(req.method) && !req.path.startsWith(NOT_CATALOGUED)) return unavailable('The catalog is unreachable from this server; nothing was stored; retry shortly', RETRY_AFTER_SECONDS);
     return null;
+  }
+
+  /**
+   * A catalog error a request met may be the first sign of a catalog going away: one whose journal
+   * failed answers a read with a plain error, which leaves the driver as it was, and a ping with
+   * ShutdownInProgress, which makes it drop the server at once (and this front door refuse writes
+   * and tell the others) instead of at the next probe or when the catalog's process has exited.
+   */
+  lookAtCatalog(): void {
+    if (this.looking || this.stopped) return;
+    this.looking = true;
+    this.pingCatalog()
+      .catch(() => undefined)
+      .finally(() => (this.looking = false));
   }
 
   private schedule(): void {
@@ -162,6 +178,14 @@ export function dataHostGate(link: DataHostLink) {
     const refusal = link.refusal(req);
     if (refusal) res.locals.dataHostRefusal = refusal;
     next();
+  };
+}
+
+/** Error middleware (before the error handler): a request's catalog error reply makes the link look at the catalog now. */
+export function catalogErrorWatch(link: DataHostLink) {
+  return (err: unknown, _req: Request, _res: Response, next: NextFunction) => {
+    if ((err as Error | undefined)?.name === 'MongoServerError') link.lookAtCatalog();
+    next(err);
   };
 }
 

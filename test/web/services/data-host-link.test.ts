@@ -4,7 +4,7 @@
 // /health itself, and serves again by itself after the heal. Real Redis, real catalog, real HTTP;
 // only the cable is simulated, by TCP relays in this process.
 import { expect } from 'chai';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +18,7 @@ import { catalogUrlFor } from '../../harness/root-hooks.js';
 import { TestService } from '../../harness/test-service.js';
 import type { Catalog } from '../../../src/catalog/catalog.js';
 import { createBlockingConnection, createQueueConnection } from '../../../src/jobs/queues.js';
-import { CATALOG_LOST_CHANNEL, DataHostLink } from '../../../src/web/services/data-host-link.js';
+import { CATALOG_LOST_CHANNEL, catalogErrorWatch, DataHostLink } from '../../../src/web/services/data-host-link.js';
 
 /** A TCP relay to `target` that can stop carrying bytes without closing anything. */
 class Cable {
@@ -235,6 +235,29 @@ describe('DataHostLink: a catalog loss reported by another front door', function
     expect(link.reachable, 'an error reply still shows the link carries').to.equal(true);
     catalog.ping = () => Promise.resolve();
     await waitFor('a probe to clear the report', async () => link.refusal(write) === null, 2000, 10);
+  });
+
+  it('pings the catalog at once when a request meets a catalog error reply (a catalog whose journal failed answers a read so), one ping at a time', async () => {
+    // A link that is not started: no probe runs, so every ping here is the watch's.
+    const idle = new DataHostLink(redis, catalog as unknown as Catalog, pino({ level: 'silent' }));
+    const watch = catalogErrorWatch(idle);
+    let pings = 0;
+    const ping = heldPing();
+    const counted = catalog.ping;
+    catalog.ping = () => (pings++, counted());
+    const passed: unknown[] = [];
+    const readRefused = Object.assign(new Error('catalog journal write failed: ENOSPC'), { name: 'MongoServerError', code: 1 });
+    watch(readRefused, write, {} as Response, (err?: unknown) => passed.push(err));
+    watch(readRefused, write, {} as Response, (err?: unknown) => passed.push(err));
+    expect(pings, 'one ping for two errors while it is out').to.equal(1);
+    ping.answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    watch(new Error('not the catalog'), write, {} as Response, (err?: unknown) => passed.push(err));
+    expect(pings, 'another error pings nothing').to.equal(1);
+    watch(readRefused, write, {} as Response, (err?: unknown) => passed.push(err));
+    expect(pings, 'the next catalog error, once the ping answered').to.equal(2);
+    expect(passed, 'each error goes on to the error handler').to.have.length(4);
+    catalog.ping = () => Promise.resolve();
   });
 
   it('reports its own driver\'s loss on the channel, and does not act on its own report', async () => {
