@@ -26,10 +26,12 @@ const hopper = readFileSync(`${faces}02_grace_hopper.jpg`);
 /** Night shots: this many noise patterns of each portrait, one row of their worst per portrait. */
 const NIGHT_SEEDS = 12;
 const night = (portrait: Buffer) => Promise.all(Array.from({ length: NIGHT_SEEDS }, (_, k) => nightShot(portrait, k + 1)));
+const hopperSideLit = await sideLit(hopper);
+const hopperNights = await night(hopper);
 const inputs: [string, Buffer[]][] = [
-  ['Hopper side-lit', [await sideLit(hopper)]],
+  ['Hopper side-lit', [hopperSideLit]],
   ['astronaut side-lit', [await sideLit(astronaut)]],
-  ['Hopper night', await night(hopper)],
+  ['Hopper night', hopperNights],
   ['astronaut night', await night(astronaut)],
   ['astronaut', [astronaut]],
   ['Hopper', [hopper]],
@@ -38,8 +40,8 @@ const inputs: [string, Buffer[]][] = [
 
 /** Figure rows: Hopper side-lit and her third night shot (usa), the rectangle of the photo shown at 2x (the side of the head the light leaves darker). */
 const FIGURE: { input: Buffer; x: number; y: number; w: number; h: number }[] = [
-  { input: inputs[0][1][0], x: 150, y: 180, w: 110, h: 200 },
-  { input: inputs[2][1][2], x: 150, y: 150, w: 110, h: 200 },
+  { input: hopperSideLit, x: 150, y: 180, w: 110, h: 200 },
+  { input: hopperNights[2], x: 150, y: 150, w: 110, h: 200 },
 ];
 
 /** No visible rim: at most this share of the edge ring, no run wider than this (docs/passport.md, Edges). */
