@@ -21,8 +21,7 @@ import { boxMeanInto, estimateForegroundInto, guidedCoefficients, tightenInto, t
 import { type RawImage, type Rgb } from '../vision/raw-image.js';
 
 export const MASK_REFINEMENT = {
-  /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px. Twice it leaves under half the
-   * halo on side-lit Grace Hopper (0.6-1.5 % -> 0.2-0.6 %), but cuts the dark cap's outer pixels on a dark backdrop (mean lift 2.7 -> 9 levels). */
+  /** Guided-filter window radius as a share of the output height (7 px at 600 px), at least 2 px (twice it cuts the dark cap's outer pixels on a dark backdrop). */
   guidedRadiusShare: 0.012,
   /** Guided-filter regularisation on 0..1 colours: smaller follows photo edges more closely. */
   guidedEps: 0.0015,

@@ -2,14 +2,11 @@
 // (the photo's own background near that spot) each pixel still carries. A rim or smear left by the
 // mask, or a half-blended edge (the usual failure of matting), is a mix with the old background; a
 // clean cut-out has only person colours and their mixes with each other and the new background.
-// Per pixel of the ring (person side, alpha >= RING_MIN_ALPHA, within RING_SHARE of the height of
-// a pixel with alpha < 0.5): the person is three colour groups by luma (dark, middle, light) of
-// its certain pixels beyond the ring, old the certain old background, each as its mean within
-// OLD_BG_RADIUS_SHARE (the kernel, kernels/assembly/measures.ts ringBlend, says how). A colour
-// within EXPLAINED of a mix of a group and the new background, or of two groups, is no halo: dark
-// hair beside a lighter old background is not counted. Else its colour as
-// new + a (group - new) + b (old - new), the least b over the groups whose mix comes within EXPLAINED
-// of it (no such mix, as hair darker than its group's mean: no evidence of old); halo where b > BLEND_LEVEL.
+// The ring: person pixels (alpha >= RING_MIN_ALPHA) within RING_SHARE of the height of a pixel with
+// alpha < 0.5. Each one's share b of the old background, read against the local means (within
+// OLD_BG_RADIUS_SHARE) of the person's three luma groups and of the old background, is the kernel's
+// (kernels/assembly/measures.ts, ringBlend, says when a colour is explained within EXPLAINED without
+// the old background); halo where b > BLEND_LEVEL.
 import { IDENTITY_LUTS } from './enhance.js';
 import { haloBlend, type ChannelLuts } from './kernels/pixels.js';
 import { widestRun } from '../vision/mask-runs.js';

@@ -15,13 +15,12 @@ export const SEGMENTATION_MAX_SIDE = 384;
 /** Segmentation region around the face, in face-box heights. */
 const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
 /**
- * The head segmented again, closer (withCloserHead): a square `side` face-box heights wide from
- * `above` over the crown (its outline gets ~1.8x the model's pixels). Its mask decides within
- * `nearOutline` region-mask pixels (a fifth of the face box's height) of the region mask's outline,
- * where the scales differ (old background beside an ear, a dark gap the region mask fills between a
- * cap and the hair: within 8 px, 20 of 72 night shots kept a rim, 9 at 24) and the closer one sees
- * sharper; elsewhere the region mask does (a part the close view misses stays). Faded out over
- * `margin` of the side to its border and the chin (below it, dark clothes on dark lost edge pixels).
+ * The head segmented again, closer (withCloserHead): a square `side` face-box heights wide from `above`
+ * over the crown (its outline gets ~1.8x the model's pixels). Its mask decides within `nearOutline`
+ * region-mask pixels (a fifth of the face box's height) of the region mask's outline, where the closer
+ * view sees sharper (old background beside an ear, a dark gap between a cap and the hair); elsewhere the
+ * region mask does (a part the close view misses stays). Faded out over `margin` of the side to its
+ * border and the chin (below it, dark clothes on dark lost edge pixels).
  */
 const HEAD_REGION = { side: 2.0, above: 0.1, nearOutline: 24, margin: 0.1 };
 

@@ -65,7 +65,7 @@ export function summedAreaTables(
 
 /** Bytes of the halo measure's tables (summedAreaTables) for a w x h photo, with ringBlend's scratch after them. */
 export function haloTableBytes(w: i32, h: i32): usize {
-  return (<usize>((w + 1) * (h + 1) * PLANES) << 2) + 24 * (GROUPS + 3);
+  return (<usize>((w + 1) * (h + 1) * PLANES) << 2) + 24 * (GROUPS + 4);
 }
 
 /**
@@ -166,7 +166,8 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
  * (radius r, each with at least minShare of the window), O the old background's, N the new
  * background. 0 when C lies within `explained` of a mix of N and one F_k or of two F_k (a person
  * colour, hair against skin, an edge over the new background), or when O is within `explained` of
- * N (a rim of it would not show) or the window has too little of O or of the person; else the
+ * N (a rim of it would not show) or the window has too little of O or of the person, or when O and
+ * C both lie within `explained` of the line from black to F_0 (the dark group's own shade); else the
  * least b of C = N + a (F_k - N) + b (O - N) over the groups whose mix lies within `explained` of C
  * (0 when none does). blend[i] = -1 off the ring.
  */
@@ -174,11 +175,12 @@ export function ringBlend(
   t: usize, output: usize, oc: i32, alpha: usize, inside: usize, w: i32, h: i32, ringR: i32, r: i32,
   minAlpha: f64, explained: f64, minShare: f64, nR: f64, nG: f64, nB: f64, blend: usize,
 ): void {
-  // scratch: F_k - N (NaN: too few in the window), O - N, C - N, zero (N - N)
-  const f = t + haloTableBytes(w, h) - 24 * (GROUPS + 3);
+  // scratch: F_k - N (NaN: too few in the window), O - N, C - N, zero (N - N), black - N
+  const f = t + haloTableBytes(w, h) - 24 * (GROUPS + 4);
   const O = f + 24 * GROUPS;
   const C = O + 24;
   const N = C + 24;
+  const K = N + 24;
   memory.fill(N, 0, 24);
   for (let i = 0; i < w * h; i++) {
     const x = i % w;
@@ -192,6 +194,7 @@ export function ringBlend(
     if (oCount < minShare * area) continue;
     for (let k = 0; k < 3; k++) {
       const n = k == 0 ? nR : k == 1 ? nG : nB;
+      store<f64>(K + 8 * k, -n);
       store<f64>(O + 8 * k, <f64>box(t, w, h, x, y, r, 2 + k) / oCount - n);
       store<f64>(C + 8 * k, <f64>load<u8>(output + <usize>(i * oc + k)) - n);
       for (let g = 0; g < GROUPS; g++) {
@@ -200,6 +203,7 @@ export function ringBlend(
       }
     }
     if (toSegment(N, N, O) <= explained) continue; // a rim of O would not show
+    if (!isNaN(load<f64>(f)) && toSegment(K, f, O) <= explained && toSegment(K, f, C) <= explained) continue;
     let b: f64 = 2; // none of the groups in the window, or none whose mix with O fits: 0
     for (let g = 0; g < GROUPS && b > 0; g++) {
       const fg = f + 24 * g;
