@@ -16,6 +16,8 @@ export function gaussian(seed: number): () => number {
 
 /** Window radius of the side-lit swap's local colour means, in pixels. */
 const SWAP_RADIUS = 12;
+/** Where the segmenter is sure of the person, a colour this near (RGB distance) the local original backdrop is still mixed with it. */
+const SURE_PERSON_OLD_DISTANCE = 40;
 
 /**
  * The portrait on a dark grey background, lit from the left (x 1.25 to x 0.5 across), as a photo
@@ -23,7 +25,9 @@ const SWAP_RADIUS = 12;
  * mean where the segmenter is sure of background) is swapped for the grey. The person's share is the
  * segmenter's probability ramped over 0.5-0.95, lowered to what the colour shows as a mix of the
  * local person and original background means: the soft mask keeps the original sky at 0.6-0.95
- * beside the jaw and the cap, which would otherwise stay as a ring of a third colour no photo has.
+ * beside the jaw and the cap, which would otherwise stay as a ring of a third colour no photo has. So
+ * is a colour near that backdrop where the segmenter is sure of the person (sky at 0.95-0.99 in the
+ * gap between Hopper's neck and hair); her grey hair, farther from the sky, is not.
  */
 export async function sideLit(input: Buffer): Promise<Buffer> {
   const { data, info } = await sharp(input).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -43,7 +47,8 @@ export async function sideLit(input: Buffer): Promise<Buffer> {
     const person = [5, 6, 7].map((k) => (m[4][i] > 0 ? m[k][i] / m[4][i] : 0));
     const t = Math.min(1, Math.max(0, (prob[i] - 0.5) / 0.45));
     let alpha = !m[0][i] ? 1 : t * t * (3 - 2 * t);
-    if (alpha > 0 && alpha < 1 && m[4][i] > 0) {
+    const nearOld = m[0][i] > 0 && Math.hypot(...old.map((o, c) => data[i * 4 + c] - o)) < SURE_PERSON_OLD_DISTANCE;
+    if (alpha > 0 && (alpha < 1 || nearOld) && m[4][i] > 0) {
       // The colour's place on the line from the old background's mean to the person's.
       const d = person.map((p, c) => p - old[c]);
       const along = d.reduce((sum, dc, c) => sum + dc * (data[i * 4 + c] - old[c]), 0);

@@ -1,7 +1,6 @@
-// The halo measure as a blend: on a composite of known colours, and on a side-lit portrait on a
-// dark background (made here: Grace Hopper cut out by the segmenter, put on a dark grey and lit
-// from one side), where a mask at the segmenter's region scale leaves a grey smear of the old
-// background beside the ear.
+// The halo measure as a blend: on a composite of known colours, and on Grace Hopper's portrait as
+// stored and side-lit on a dark background (made here: her original backdrop swapped for a dark grey,
+// lit from one side), where a mask at the segmenter's region scale alone leaves a rim.
 import { expect } from 'chai';
 import { boxMean, compositeOnBackground } from '../../src/passport/background.js';
 import { renderRows } from '../../src/passport/edge-bands.js';
@@ -151,7 +150,7 @@ describe('passport halo (old background left at the edge, as a blend)', function
   });
 
   it('keeps the dark cap and hair at the edge dark (side-lit on a dark background, and as stored); an edge with alpha cut to 60 % fails', async () => {
-    // As made: mean lift 2.3 levels, 0.6 % whitened (side-lit); 2.0, 1.4 % (stored).
+    // As made: mean lift 2.6 levels, 0.7 % whitened (side-lit); 2.0, 1.4 % (stored).
     const hopper = readCorpus(PORTRAITS[1].file);
     for (const [name, input] of [['side-lit', await sideLit(hopper)], ['stored', hopper]] as const) {
       const c = await composited(input);
@@ -165,16 +164,18 @@ describe('passport halo (old background left at the edge, as a blend)', function
     }
   });
 
-  it('the side-lit portrait on a dark background keeps at most 1 % of its ring, no run over 4 px, of the old background; the portrait as stored less', async () => {
-    // It reads 0.002 / 4 px (3-4 px re-encoded, moved by a pixel or a level brighter). Matted from
-    // the region mask alone (no closer head mask) it reads 0.002 / 5 px; made with the segmenter's
-    // soft mask as alpha, the variant keeps the original sky round the head (0.004 / 5 px).
+  it('the side-lit portrait on a dark background keeps at most 1 % of its ring, no run over 4 px, of the old background; the portrait as stored too', async () => {
+    // Side-lit it reads 0.001 / 3 px (2-3 px re-encoded, moved by a pixel or a level brighter); made
+    // with the segmenter's soft mask as alpha, the variant keeps the original sky round the head
+    // (0.004 / 5 px). As stored 0.001 / 1 px; matted from the region mask alone (no closer head
+    // mask) 0.007 / 7 px.
     const hopper = PORTRAITS[1];
     const r = await processPassportPhoto(await sideLit(readCorpus(hopper.file)), { country: 'usa' });
     expect(r.measurements.halo_share!).to.be.at.most(0.01);
     expect(r.measurements.halo_widest_run_px!).to.be.at.most(4);
     const stored = await processed(hopper, { country: 'usa' });
     expect(stored.checks.find((c) => c.name === 'halo')!.passed).to.equal(true);
-    expect(stored.measurements.halo_share!).to.be.below(r.measurements.halo_share!);
+    expect(stored.measurements.halo_share!).to.be.at.most(0.01);
+    expect(stored.measurements.halo_widest_run_px!).to.be.at.most(4);
   });
 });
