@@ -182,6 +182,7 @@ export function ringBlend(
   const N = C + 24;
   const K = N + 24;
   memory.fill(N, 0, 24);
+  for (let k = 0; k < 3; k++) store<f64>(K + 8 * k, -(k == 0 ? nR : k == 1 ? nG : nB));
   for (let i = 0; i < w * h; i++) {
     const x = i % w;
     const y = i / w;
@@ -194,7 +195,6 @@ export function ringBlend(
     if (oCount < minShare * area) continue;
     for (let k = 0; k < 3; k++) {
       const n = k == 0 ? nR : k == 1 ? nG : nB;
-      store<f64>(K + 8 * k, -n);
       store<f64>(O + 8 * k, <f64>box(t, w, h, x, y, r, 2 + k) / oCount - n);
       store<f64>(C + 8 * k, <f64>load<u8>(output + <usize>(i * oc + k)) - n);
       for (let g = 0; g < GROUPS; g++) {
