@@ -47,11 +47,12 @@ export async function sideLit(input: Buffer): Promise<Buffer> {
     const person = [5, 6, 7].map((k) => (m[4][i] > 0 ? m[k][i] / m[4][i] : 0));
     const t = Math.min(1, Math.max(0, (prob[i] - 0.5) / 0.45));
     let alpha = !m[0][i] ? 1 : t * t * (3 - 2 * t);
-    const nearOld = m[0][i] > 0 && Math.hypot(...old.map((o, c) => data[i * 4 + c] - o)) < SURE_PERSON_OLD_DISTANCE;
+    const fromOld = old.map((o, c) => data[i * 4 + c] - o);
+    const nearOld = m[0][i] > 0 && Math.hypot(...fromOld) < SURE_PERSON_OLD_DISTANCE;
     if (alpha > 0 && (alpha < 1 || nearOld) && m[4][i] > 0) {
       // The colour's place on the line from the old background's mean to the person's.
       const d = person.map((p, c) => p - old[c]);
-      const along = d.reduce((sum, dc, c) => sum + dc * (data[i * 4 + c] - old[c]), 0);
+      const along = d.reduce((sum, dc, c) => sum + dc * fromOld[c], 0);
       const dd = d.reduce((sum, dc) => sum + dc * dc, 0);
       if (dd > 0) alpha = Math.min(alpha, Math.max(0, along / dd));
     }
