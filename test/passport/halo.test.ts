@@ -1,6 +1,6 @@
 // The halo measure as a blend: on a composite of known colours, and on Grace Hopper's portrait as
-// stored and side-lit on a dark background (made here: her original backdrop swapped for a dark grey,
-// lit from one side), where a mask at the segmenter's region scale alone leaves a rim.
+// stored, side-lit on a dark background (made here: her original backdrop swapped for a dark grey,
+// lit from one side), where a mask at the segmenter's region scale alone leaves a rim, and as a night shot.
 import { expect } from 'chai';
 import { boxMean, compositeOnBackground } from '../../src/passport/background.js';
 import { renderRows } from '../../src/passport/edge-bands.js';
@@ -12,7 +12,7 @@ import { PhotoSchedule } from '../../src/passport/pipeline/scheduler.js';
 import type { Composited } from '../../src/passport/pipeline/context.js';
 import { processPassportPhoto } from '../../src/passport/process-passport-photo.js';
 import { luma, type RawImage } from '../../src/vision/raw-image.js';
-import { sideLit } from '../../scripts/lib/portrait-variants.js';
+import { nightShot, sideLit } from '../../scripts/lib/portrait-variants.js';
 import { PORTRAITS, processed, readCorpus } from './helpers.js';
 
 /** The portrait through the pipeline's stages up to the composite (usa), for looking at its edge. */
@@ -177,5 +177,14 @@ describe('passport halo (old background left at the edge, as a blend)', function
     expect(stored.checks.find((c) => c.name === 'halo')!.passed).to.equal(true);
     expect(stored.measurements.halo_share!).to.be.at.most(0.01);
     expect(stored.measurements.halo_widest_run_px!).to.be.at.most(4);
+  });
+
+  it('a night shot keeps the light crown of the cap: at most 1 % of the ring, no run over 4 px, of the old background', async () => {
+    // This noise pattern reads 0.0005 / 1 px. With the close head mask deciding above the face box as
+    // below it, the cap's white crown and part of its badge fade into the new background, their edge
+    // a mix with the flag behind: 0.007 / 7 px.
+    const r = await processPassportPhoto(await nightShot(readCorpus(PORTRAITS[1].file), 21), { country: 'usa' });
+    expect(r.measurements.halo_share!).to.be.at.most(0.01);
+    expect(r.measurements.halo_widest_run_px!).to.be.at.most(4);
   });
 });
