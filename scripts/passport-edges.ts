@@ -24,7 +24,7 @@ const faces = new URL('../../test/fixtures/corpus/faces/', import.meta.url).path
 const astronaut = readFileSync(`${faces}01_astronaut_collins.png`);
 const hopper = readFileSync(`${faces}02_grace_hopper.jpg`);
 /** Night shots: this many noise patterns of each portrait, one row of their worst per portrait. */
-const NIGHT_SEEDS = 12;
+const NIGHT_SEEDS = 36;
 const night = (portrait: Buffer) => Promise.all(Array.from({ length: NIGHT_SEEDS }, (_, k) => nightShot(portrait, k + 1)));
 const hopperSideLit = await sideLit(hopper);
 const hopperNights = await night(hopper);

@@ -19,9 +19,9 @@ const SEG_REGION = { side: 1.6, above: 1.4, belowChin: 1.2 };
  * over the crown (its outline gets ~1.8x the model's pixels). Its mask decides within `nearOutline`
  * region-mask pixels (a fifth of the face box's height) of the region mask's outline, where the closer
  * view sees sharper (old background beside an ear, a dark gap between a cap and the hair); elsewhere the
- * region mask does (a part the close view misses stays). Above the face box it only adds person: in a
- * noisy photo the close view drops parts of a light cap's crown the region view keeps. Faded out over
- * `margin` of the side to its border and the chin (below it, dark clothes on dark lost edge pixels).
+ * region mask does (a part the close view misses stays). Above the face box it only adds person (in a
+ * noisy photo it drops parts of a light cap's crown the region view keeps). Faded out over `margin` of
+ * the side to its border and the chin (below it, dark clothes on dark lost edge pixels).
  */
 const HEAD_REGION = { side: 2.0, above: 0.1, nearOutline: 24, margin: 0.1 };
 
@@ -75,15 +75,13 @@ async function withCloserHead(r: Refined, wide: FrameMask, crownB: number): Prom
   const k = wide.step / step;
   const [ox, oy] = [(wide.a0 - ha0) / step, (wide.b0 - hb0) / step];
   const closeOnGrid = warpFloatBilinearRows(close, n, n, { ox, oy, dux: k, duy: 0, dvx: 0, dvy: k }, gw, 0, gh);
-  const chinY = Math.min(n, (r.face.chinB - hb0) / step);
-  const faceTopY = (r.face.boxTopB - hb0) / step;
+  const [faceTopY, chinY] = [(r.face.boxTopB - hb0) / step, Math.min(n, (r.face.chinB - hb0) / step)];
   for (let i = 0; i < out.length; i++) {
     const cx = ((i % gw) + 0.5) * k + ox;
     const cy = (Math.floor(i / gw) + 0.5) * k + oy;
     const inSquare = Math.min(cx, cy, n - cx, chinY - cy) / (HEAD_REGION.margin * n);
     const w = Math.min(1, inSquare, (1 - Math.abs(2 * near[i] - 1)) / 0.2);
-    const change = closeOnGrid[i] - out[i];
-    if (w > 0 && (change > 0 || cy >= faceTopY)) out[i] += w * change;
+    if (w > 0 && (closeOnGrid[i] > out[i] || cy >= faceTopY)) out[i] += w * (closeOnGrid[i] - out[i]);
   }
   return { ...wide, data: out };
 }
