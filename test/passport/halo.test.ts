@@ -180,7 +180,7 @@ describe('passport halo (old background left at the edge, as a blend)', function
   });
 
   it('a night shot keeps the light crown of the cap: at most 1 % of the ring, no run over 4 px, of the old background', async () => {
-    // This noise pattern reads 0.0005 / 1 px. With the close head mask deciding above the face box as
+    // This noise pattern reads 0.001 / 1 px. With the close head mask deciding above the face box as
     // below it, the cap's white crown and part of its badge fade into the new background, their edge
     // a mix with the flag behind: 0.007 / 7 px.
     const r = await processPassportPhoto(await nightShot(readCorpus(PORTRAITS[1].file), 21), { country: 'usa' });
