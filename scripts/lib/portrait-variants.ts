@@ -14,6 +14,9 @@ export function gaussian(seed: number): () => number {
   return () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
 }
 
+/** No visible rim on these portraits' outputs: at most this share of the halo ring, no run wider than this (docs/passport.md, Edges). */
+export const NO_VISIBLE_RIM = { share: 0.01, run: 4 } as const;
+
 /** Window radius of the side-lit swap's local colour means, in pixels. */
 const SWAP_RADIUS = 12;
 /** Where the segmenter is sure of the person, a colour this near (RGB distance) the local original backdrop is still mixed with it. */
