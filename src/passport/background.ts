@@ -8,8 +8,12 @@
 //     soft band snaps to colour edges in the photo (hair strands, ear and collar outlines).
 //  2. Tighten: alpha = smoothstep((q - LOW) / (HIGH - LOW)). Moving the 50 % contour to q = 0.55
 //     erodes about one pixel where the upsampled mask bleeds outward; the ramp keeps a soft edge.
-//     q is evaluated only near the edge: where no colour brings a cell's linear model onto the
-//     ramp, the result (0 or 1) is known without it (combineTightened; the same bytes).
+//     Below the face's top (a photo of a face), where the segmenter was unsure (p < 0.6), the ramp
+//     starts at 0.4: old background of the person's own colour beside it (a flag's navy between a
+//     navy cap and the temple, p 0.40-0.55, q alike) stays out; a dark edge on a dark backdrop, which
+//     the filter lowers where the segmenter is sure, stays in; above it, a light cap's crown (the
+//     segmenter's weakest call) keeps its edge. q is evaluated only near the edge: where no colour brings a cell's linear
+//     model onto the ramp, the result (0 or 1) is known without it (the same bytes).
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
 //  4. Colour line: where the model's mask is too wide, a mix of the old background keeps full
 //     alpha; alpha is lowered to the pixel's place between the local old background and person.
@@ -25,9 +29,8 @@ export const MASK_REFINEMENT = {
   guidedRadiusShare: 0.012,
   /** Guided-filter regularisation on 0..1 colours: smaller follows photo edges more closely. */
   guidedEps: 0.0015,
-  /** Tightening ramp over the filtered mask. */
-  tightenLow: 0.3,
-  tightenHigh: 0.8,
+  /** Tightening ramp over the filtered mask, starting higher where the segmenter gave below unsureBelow (step 2). */
+  tighten: { low: 0.3, high: 0.8, unsureBelow: 0.6, unsureLow: 0.4 },
   /** Feather radius in output pixels (3x3 mean). */
   featherRadius: 1,
   /** Blur-fusion window radii as shares of the output height (30 px and 3 px at 600 px). */
@@ -86,7 +89,7 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
  * Refined alpha (0..1) at the photo's resolution. `prob` is the person probability resampled to
  * the photo; `inside` marks pixels that came from the source image (others are background fill).
  */
-export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number } = {}): Float32Array {
+export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number; unsureFromRow?: number } = {}): Float32Array {
   const { width: w, height: h } = rgb;
   // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
   const { guidedHalf, colourLine } = refinementRadii(options.photoHeight ?? h);
@@ -96,13 +99,13 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
   // covariance solve per cell, window means of the coefficients: one WebAssembly kernel);
   // then upsampled and evaluated with the full-resolution guide.
   const low = guidedCoefficients(I, prob, w, h, guidedHalf, MASK_REFINEMENT.guidedEps);
-  // Tightened: t = smoothstep((q - lo) / (hi - lo)), q = up(aR) R + up(aG) G + up(aB) B + up(b)
+  // Tightened: t = smoothstep((q - low) / (high - low)), q = up(aR) R + up(aG) G + up(aB) B + up(b)
   // (up: bilinear from the 2x2 means), 0 outside `inside`. q is evaluated only at the soft edge: cells
   // whose linear model cannot reach the ramp for any colour give every pixel they reach 0 or 1, as
   // evaluation would (a float32 margin covers rounding); skipDecided: false evaluates every pixel.
   const t = new Float32Array(w * h);
-  const { tightenLow: lo, tightenHigh: hi } = MASK_REFINEMENT;
-  tightenInto(low, I, w, h, lo, hi, inside, options.skipDecided ?? true, t);
+  const unsure = options.unsureFromRow === undefined ? undefined : { prob, fromRow: options.unsureFromRow };
+  tightenInto(low, I, w, h, MASK_REFINEMENT.tighten, unsure, inside, options.skipDecided ?? true, t);
   const alpha = boxMean(t, w, h, MASK_REFINEMENT.featherRadius);
   if (inside) zeroOutside(alpha, inside);
   lowerTowardsOldBackground(I, alpha, w, h, colourLine);

@@ -21,9 +21,9 @@ export interface RefinedEdges {
   fg: RawImage;
 }
 
-/** Both steps on one image (`photoHeight`: the whole photo's, which sets the filters' radii). */
-export function refineEdgesWhole(rgb: RawImage, prob: Float32Array, inside: Uint8Array, photoHeight = rgb.height): RefinedEdges {
-  const alpha = refineMask(rgb, prob, inside, { photoHeight });
+/** Both steps on one image (`photoHeight`: the whole photo's, which sets the filters' radii; `faceTopRow`: refineMask's unsureFromRow). */
+export function refineEdgesWhole(rgb: RawImage, prob: Float32Array, inside: Uint8Array, photoHeight = rgb.height, faceTopRow?: number): RefinedEdges {
+  const alpha = refineMask(rgb, prob, inside, { photoHeight, unsureFromRow: faceTopRow });
   return { alpha, fg: estimateForeground(rgb, alpha, photoHeight) };
 }
 
@@ -57,6 +57,8 @@ export interface PhotoRender {
   /** Colour of output pixels outside the source. */
   fill: Rgb;
   mask: { data: Float32Array; width: number; height: number; map: AffineMap };
+  /** The output row of the face box's top: below it the tightening starts higher where the mask is unsure (background.ts). */
+  faceTopRow: number;
 }
 
 /** The rendered photo: its pixels, which of them came from the source, and the person mask on it (0 outside). */
@@ -93,7 +95,7 @@ export function renderAndRefineBand(m: BandRequest): BandReply {
   const { rows, v0, ...rest } = m;
   const job: PhotoRender = { ...rest, source: { data: rows.data, width: rows.width, height: rows.height, channels: 3 } };
   const band = renderRows(job, v0, m.height, { image: job.source, top: rows.top, fullHeight: rows.fullHeight });
-  const { alpha, fg } = refineEdgesWhole(band.image, band.prob, band.inside, m.height);
+  const { alpha, fg } = refineEdgesWhole(band.image, band.prob, band.inside, m.height, m.faceTopRow - v0);
   return { image: band.image.data, inside: band.inside, alpha, fg: fg.data };
 }
 
@@ -114,7 +116,7 @@ export async function renderAndRefineEdges(job: PhotoRender, bothCores = true): 
   const split = 2 * Math.floor(h / 4);
   if (!bothCores || split - margin < 2 || split + margin > h - 2) {
     const whole = renderRows(job, 0, h);
-    return { image: whole.image, inside: whole.inside, ...refineEdgesWhole(whole.image, whole.prob, whole.inside) };
+    return { image: whole.image, inside: whole.inside, ...refineEdgesWhole(whole.image, whole.prob, whole.inside, h, job.faceTopRow) };
   }
   const v0 = split - margin;
   const { top, bottom } = sourceRowsFor(job.map, w, v0, h, job.source.height);
@@ -127,12 +129,13 @@ export async function renderAndRefineEdges(job: PhotoRender, bothCores = true): 
     height: h,
     fill: job.fill,
     mask: { ...job.mask, data: new Float32Array(job.mask.data) },
+    faceTopRow: job.faceTopRow,
     v0,
   };
   const away = thread.call<BandReply>(request, [request.rows.data.buffer as ArrayBuffer, request.mask.data.buffer as ArrayBuffer]);
   away.catch(() => undefined); // awaited below
   const upper = renderRows(job, 0, split + margin);
-  const edges = refineEdgesWhole(upper.image, upper.prob, upper.inside, h);
+  const edges = refineEdgesWhole(upper.image, upper.prob, upper.inside, h, job.faceTopRow);
   // The thread took the copies over; a failed call is computed here from views of the originals.
   const low = await away.catch(() =>
     renderAndRefineBand({ ...request, rows: { ...request.rows, data: job.source.data.subarray(top * stride, bottom * stride) }, mask: job.mask }),

@@ -30,14 +30,15 @@ async function portraitJob(width: number, height: number): Promise<PhotoRender> 
   const k = 1.15;
   const map: AffineMap = { ox: 0.25 * sw, oy: 0.02 * sh, dux: k * Math.cos(a), duy: k * Math.sin(a), dvx: -k * Math.sin(a), dvy: k * Math.cos(a) };
   const toMask = (m: AffineMap): AffineMap => ({ ox: (m.ox * mw) / sw, oy: (m.oy * mh) / sh, dux: (m.dux * mw) / sw, duy: (m.duy * mh) / sh, dvx: (m.dvx * mw) / sw, dvy: (m.dvy * mh) / sh });
-  return { source: { data: new Uint8Array(data), width: sw, height: sh, channels: 3 }, map, width, height, fill: [255, 255, 255], mask: { data: prob, width: mw, height: mh, map: toMask(map) } };
+  const faceTopRow = Math.round(0.3 * height);
+  return { source: { data: new Uint8Array(data), width: sw, height: sh, channels: 3 }, map, width, height, fill: [255, 255, 255], mask: { data: prob, width: mw, height: mh, map: toMask(map) }, faceTopRow };
 }
 
-/** Noise rendered 1:1, with blocks of certain person, certain background and noisy probability in its mask. */
+/** Noise rendered 1:1, with blocks of certain person, certain background and noisy probability in its mask; the face's top in the bottom band. */
 function noiseJob(width: number, height: number): PhotoRender {
   const input = noise(width, height);
   const identity: AffineMap = { ox: 0, oy: 0, dux: 1, duy: 0, dvx: 0, dvy: 1 };
-  return { source: input.rgb, map: identity, width, height, fill: [255, 255, 255], mask: { data: input.prob, width, height, map: identity } };
+  return { source: input.rgb, map: identity, width, height, fill: [255, 255, 255], mask: { data: input.prob, width, height, map: identity }, faceTopRow: Math.round(0.7 * height) };
 }
 
 interface EdgeInput {
@@ -63,7 +64,7 @@ type Rendered = { image: RawImage; inside: Uint8Array } & RefinedEdges;
 /** renderAndRefineEdges' result computed on the whole photo on this thread. */
 function whole(job: PhotoRender): Rendered {
   const r = renderRows(job, 0, job.height);
-  return { image: r.image, inside: r.inside, ...refineEdgesWhole(r.image, r.prob, r.inside) };
+  return { image: r.image, inside: r.inside, ...refineEdgesWhole(r.image, r.prob, r.inside, job.height, job.faceTopRow) };
 }
 
 /**

@@ -162,13 +162,17 @@ function putUpsampleTaps(length: number, lowLength: number): [number, number, nu
   return [put(i0), put(i1), put(t)];
 }
 
+/** The tightening ramp [low, high]; where the probability read is below `unsureBelow` it starts at `unsureLow` (>= low). */
+export interface TighteningRamp { low: number; high: number; unsureBelow: number; unsureLow: number }
+
 /**
  * The guided filter's tightened output (background.ts, refineMask): the half-resolution
- * coefficients, the guide's R, G, B planes (w x h), the ramp, `inside` (or none); into t (w x h).
+ * coefficients, the guide's R, G, B planes (w x h), the ramp, the probability it reads from row
+ * `fromRow` on (or none), `inside` (or none); into t (w x h).
  */
 export function tightenInto(
   low: LowCoefficients, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,
-  lo: number, hi: number, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
+  ramp: TighteningRamp, unsure: { prob: Float32Array; fromRow: number } | undefined, inside: Uint8Array | undefined, skipDecided: boolean, t: Float32Array,
 ): void {
   const { width: lw, height: lh } = low;
   const ln = lw * lh;
@@ -176,6 +180,7 @@ export function tightenInto(
   for (const plane of low.planes) need('tighten coefficients', plane.length, ln);
   for (const plane of I) need('tighten guide', plane.length, n);
   if (inside) need('tighten inside', inside.length, n);
+  if (unsure) need('tighten prob', unsure.prob.length, n);
   need('tighten output', t.length, n);
   reset();
   const [aR, aG, aB, bb] = low.planes.map((plane) => put(plane.subarray(0, ln)));
@@ -187,7 +192,7 @@ export function tightenInto(
   const both = alloc(lw);
   const slots = alloc(2 * 4 * w * 8);
   const out = alloc(n * 4);
-  kernels.tighten(aR, aG, aB, bb, lw, lh, R, G, B, w, h, xa, xb, xt, ya, yb, yt, lo, hi, ins, skipDecided, decided, both, slots, out);
+  kernels.tighten(aR, aG, aB, bb, lw, lh, R, G, B, w, h, xa, xb, xt, ya, yb, yt, ramp.low, ramp.high, unsure ? put(unsure.prob) : 0, unsure ? Math.max(0, unsure.fromRow) * w : 0, ramp.unsureBelow, Math.max(ramp.low, ramp.unsureLow), ins, skipDecided, decided, both, slots, out);
   t.set(f32(out, n));
 }
 

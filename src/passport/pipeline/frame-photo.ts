@@ -113,6 +113,7 @@ export async function plan(s: Segmented): Promise<Planned> {
       height: H,
       fill: s.background,
       mask: { data: mask.data, width: mask.width, height: mask.height, map: { ox: (cropPlan.a0 - mask.a0) / mask.step, oy: (cropPlan.b0 - mask.b0) / mask.step, dux: maskStep, duy: 0, dvx: 0, dvy: maskStep } },
+      faceTopRow: Math.round((s.face.boxTopB - cropPlan.b0) * cropPlan.scale),
     },
   };
 }

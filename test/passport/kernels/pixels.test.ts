@@ -143,7 +143,7 @@ describe('passport pixel kernels', () => {
     for (const v of flat.planes[3]) expect(v).to.be.closeTo(0.7, 1e-4);
   });
 
-  it('tightening: smoothstep of the upsampled linear model, 0 outside, the shortcut equal to full evaluation', () => {
+  it('tightening: smoothstep of the upsampled linear model, 0 outside, the shortcut equal to full evaluation; a higher start where the probability is unsure, from a row on', () => {
     const w = 24;
     const h = 16;
     const lw = 12;
@@ -153,19 +153,24 @@ describe('passport pixel kernels', () => {
     const R = new Float32Array(w * h).map((_, i) => (i % w) / (w - 1));
     const I = [R, new Float32Array(w * h), new Float32Array(w * h)] as [Float32Array, Float32Array, Float32Array];
     const inside = new Uint8Array(w * h).map((_, i) => (i < w ? 0 : 1));
-    const lo = 0.3;
-    const hi = 0.6;
-    let ramp = 0;
-    for (const skip of [true, false]) {
+    // Every other row unsure (0.5 < 0.6): from row 5 on, its ramp starts at 0.4.
+    const unsure = { prob: new Float32Array(w * h).map((_, i) => (Math.floor(i / w) % 2 ? 0.5 : 0.9)), fromRow: 5 };
+    const ramp = { low: 0.3, high: 0.6, unsureBelow: 0.6, unsureLow: 0.4 };
+    let soft = 0;
+    let raised = 0;
+    for (const [skip, u] of [[true, undefined], [false, undefined], [true, unsure], [false, unsure]] as const) {
       const t = new Float32Array(w * h);
-      tightenInto({ planes: low, width: lw, height: lh }, I, w, h, lo, hi, inside, skip, t);
+      tightenInto({ planes: low, width: lw, height: lh }, I, w, h, ramp, u, inside, skip, t);
       for (let i = 0; i < w * h; i++) {
-        const s = Math.min(1, Math.max(0, (0.5 * R[i] + 0.2 - lo) / (hi - lo)));
-        expect(t[i], `pixel ${i} skip ${skip}`).to.be.closeTo(inside[i] ? s * s * (3 - 2 * s) : 0, 1e-5);
-        if (t[i] > 0 && t[i] < 1) ramp++;
+        const lo = u && i >= u.fromRow * w && u.prob[i] < ramp.unsureBelow ? ramp.unsureLow : ramp.low;
+        const s = Math.min(1, Math.max(0, (0.5 * R[i] + 0.2 - lo) / (ramp.high - lo)));
+        expect(t[i], `pixel ${i} skip ${skip} unsure ${!!u}`).to.be.closeTo(inside[i] ? s * s * (3 - 2 * s) : 0, 1e-5);
+        if (t[i] > 0 && t[i] < 1) soft++;
+        if (lo > ramp.low && inside[i] && t[i] < 1) raised++;
       }
     }
-    expect(ramp).to.be.greaterThan(100);
+    expect(soft).to.be.greaterThan(200);
+    expect(raised).to.be.greaterThan(100);
   });
 
   it('blur fusion recovers a known foreground colour at a thin soft edge and leaves certain pixels alone', () => {

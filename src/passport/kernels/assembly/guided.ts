@@ -19,18 +19,19 @@ export function interpolateRow(aR: usize, aG: usize, aB: usize, bb: usize, r: i3
 }
 
 /**
- * The tightened guided-filter output (background.ts, combineTightened): per half-resolution cell
+ * The tightened guided-filter output (background.ts, refineMask): per half-resolution cell
  * whether no colour can bring its linear model onto the ramp [lo, hi] (decided 0 / 1, unless
  * !skipDecided), then t = smoothstep((q - lo) / (hi - lo)) with q = up(aR) R + up(aG) G + up(aB) B
  * + up(b) evaluated only where the cells a pixel interpolates disagree or are undecided; 0
- * outside `inside` (0: no such mask). Taps: bilinear upsampling along x (w) and y (h) as i32 i0,
+ * outside `inside` (0: no such mask). From pixel unsureFrom on, where prob (0: none) is below
+ * unsureBelow the ramp starts at unsureLo (>= lo: cells decided against [lo, hi] are against it too). Taps: bilinear upsampling along x (w) and y (h) as i32 i0,
  * i32 i1, f64 weight. Scratch: decided (lw x lh), both (lw), slots (2 x 4 x w f64).
  */
 export function tighten(
   aR: usize, aG: usize, aB: usize, bb: usize, lw: i32, lh: i32,
   R: usize, G: usize, B: usize, w: i32, h: i32,
   xa: usize, xb: usize, xt: usize, ya: usize, yb: usize, yt: usize,
-  lo: f64, hi: f64, inside: usize, skipDecided: bool,
+  lo: f64, hi: f64, prob: usize, unsureFrom: i32, unsureBelow: f64, unsureLo: f64, inside: usize, skipDecided: bool,
   decided: usize, both: usize, slots: usize, t: usize,
 ): void {
   const ln = lw * lh;
@@ -51,7 +52,6 @@ export function tighten(
   memory.fill(t, 0, <usize>(w * h) << 2);
   let slot0 = -1;
   let slot1 = -1;
-  const span = hi - lo;
   for (let y = 0; y < h; y++) {
     const ry0 = load<i32>(ya + (<usize>y << 2));
     const ry1 = load<i32>(yb + (<usize>y << 2));
@@ -102,7 +102,8 @@ export function tighten(
       const vG = <f64><f32>(tG + (load<f64>(bt + (<usize>(w + x) << 3)) - tG) * ty);
       const vB = <f64><f32>(tB + (load<f64>(bt + (<usize>(2 * w + x) << 3)) - tB) * ty);
       const vb = <f64><f32>(tb + (load<f64>(bt + (<usize>(3 * w + x) << 3)) - tb) * ty);
-      let s = (<f64><f32>(vR * f32at(R, i) + vG * f32at(G, i) + vB * f32at(B, i) + vb) - lo) / span;
+      const l = prob != 0 && i >= unsureFrom && f32at(prob, i) < unsureBelow ? unsureLo : lo;
+      let s = (<f64><f32>(vR * f32at(R, i) + vG * f32at(G, i) + vB * f32at(B, i) + vb) - l) / (hi - l);
       s = s < 0 ? 0 : s > 1 ? 1 : s;
       store<f32>(t + (<usize>i << 2), <f32>(s * s * (3 - 2 * s)));
     }
@@ -176,33 +177,20 @@ export function guidedCoefficients(R: usize, G: usize, B: usize, p: usize, w: i3
   const tmp = planeAt(scratch, plane, 30);
   const col = planeAt(scratch, plane, 31);
   for (let k = 0; k < 13; k++) box(planeAt(scratch, plane, k), lw, lh, rl, planeAt(scratch, plane, 13 + k), tmp, col);
-  const mR = planeAt(scratch, plane, 13);
-  const mG = planeAt(scratch, plane, 14);
-  const mB = planeAt(scratch, plane, 15);
-  const mP = planeAt(scratch, plane, 16);
-  const mRP = planeAt(scratch, plane, 17);
-  const mGP = planeAt(scratch, plane, 18);
-  const mBP = planeAt(scratch, plane, 19);
-  const vRR = planeAt(scratch, plane, 20);
-  const vRG = planeAt(scratch, plane, 21);
-  const vRB = planeAt(scratch, plane, 22);
-  const vGG = planeAt(scratch, plane, 23);
-  const vGB = planeAt(scratch, plane, 24);
-  const vBB = planeAt(scratch, plane, 25);
-  for (let i = 0; i < ln; i++) {
-    const mr = f32at(mR, i);
-    const mg = f32at(mG, i);
-    const mb = f32at(mB, i);
-    const mp = f32at(mP, i);
-    const cr = f32at(mRP, i) - mr * mp;
-    const cg = f32at(mGP, i) - mg * mp;
-    const cb = f32at(mBP, i) - mb * mp;
-    const rr = f32at(vRR, i) - mr * mr + eps;
-    const rg = f32at(vRG, i) - mr * mg;
-    const rb = f32at(vRB, i) - mr * mb;
-    const gg = f32at(vGG, i) - mg * mg + eps;
-    const gb = f32at(vGB, i) - mg * mb;
-    const b2 = f32at(vBB, i) - mb * mb + eps;
+  for (let i = 0; i < ln; i++) { // window means (planes 13-25) of R, G, B, p, Rp, Gp, Bp, RR, RG, RB, GG, GB, BB
+    const mr = f32at(planeAt(scratch, plane, 13), i);
+    const mg = f32at(planeAt(scratch, plane, 14), i);
+    const mb = f32at(planeAt(scratch, plane, 15), i);
+    const mp = f32at(planeAt(scratch, plane, 16), i);
+    const cr = f32at(planeAt(scratch, plane, 17), i) - mr * mp;
+    const cg = f32at(planeAt(scratch, plane, 18), i) - mg * mp;
+    const cb = f32at(planeAt(scratch, plane, 19), i) - mb * mp;
+    const rr = f32at(planeAt(scratch, plane, 20), i) - mr * mr + eps;
+    const rg = f32at(planeAt(scratch, plane, 21), i) - mr * mg;
+    const rb = f32at(planeAt(scratch, plane, 22), i) - mr * mb;
+    const gg = f32at(planeAt(scratch, plane, 23), i) - mg * mg + eps;
+    const gb = f32at(planeAt(scratch, plane, 24), i) - mg * mb;
+    const b2 = f32at(planeAt(scratch, plane, 25), i) - mb * mb + eps;
     // inverse of the symmetric 3x3 covariance matrix (adjugate / determinant)
     const i00 = gg * b2 - gb * gb;
     const i01 = gb * rb - rg * b2;
