@@ -8,12 +8,11 @@
 //     soft band snaps to colour edges in the photo (hair strands, ear and collar outlines).
 //  2. Tighten: alpha = smoothstep((q - LOW) / (HIGH - LOW)). Moving the 50 % contour to q = 0.55
 //     erodes about one pixel where the upsampled mask bleeds outward; the ramp keeps a soft edge.
-//     Below the face's top (a photo of a face), where the segmenter was unsure (p < 0.6), the ramp
-//     starts at 0.4: old background of the person's own colour beside it (a flag's navy between a
-//     navy cap and the temple, p 0.40-0.55, q alike) stays out; a dark edge on a dark backdrop, which
-//     the filter lowers where the segmenter is sure, stays in; above it, a light cap's crown (the
-//     segmenter's weakest call) keeps its edge. q is evaluated only near the edge: where no colour brings a cell's linear
-//     model onto the ramp, the result (0 or 1) is known without it (the same bytes).
+//     Below the face's top, where the segmenter was unsure (p < 0.6), it starts at 0.4: backdrop of
+//     the person's own colour beside it (a flag's navy between a navy cap and the temple: p 0.40-0.55,
+//     q alike) stays out; a dark edge on a dark backdrop, which the filter lowers where the segmenter
+//     is sure, stays in; above, a light cap's crown (the segmenter's weakest call) keeps its edge.
+//     q is evaluated only near the edge (cells no colour brings onto the ramp are 0 or 1: same bytes).
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
 //  4. Colour line: where the model's mask is too wide, a mix of the old background keeps full
 //     alpha; alpha is lowered to the pixel's place between the local old background and person.

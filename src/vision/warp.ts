@@ -137,15 +137,18 @@ export function sourceRowsFor(map: AffineMap, width: number, v0: number, v1: num
   return bottom > top ? { top, bottom } : { top: 0, bottom: Math.min(sourceHeight, 1) };
 }
 
-/** Bilinear warp of an RGB image to RGBA (alpha 255); outside the source: `fill`. */
-export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb): RawImage {
+/**
+ * Bilinear warp of an RGB image to RGBA (alpha 255); outside the source: `fill`, or with
+ * `edgesBelowAndBeside` only above it (beyond its sides and bottom its edge pixels continue).
+ */
+export function warpRgbaBilinear(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb, edgesBelowAndBeside = false): RawImage {
   if (src.channels !== 3) throw new Error('warpRgbaBilinear expects RGB');
   const out = new Uint8Array(width * height * 4);
-  bilinearRgbaInto(src, map, width, height, fill, out);
+  bilinearRgbaInto(src, map, width, height, fill, edgesBelowAndBeside, out);
   return { data: out, width, height, channels: 4 };
 }
 
-function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb, out: Uint8Array): void {
+function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: number, fill: Rgb, edges: boolean, out: Uint8Array): void {
   const { data: s, width: sw, height: sh } = src;
   for (let v = 0; v < height; v++) {
     // Source coordinates advance by (dux, duy) per output pixel: no multiplications in the row.
@@ -154,7 +157,7 @@ function bilinearRgbaInto(src: RawImage, map: AffineMap, width: number, height: 
     let o = v * width * 4;
     for (let u = 0; u < width; u++, sx += map.dux, sy += map.duy, o += 4) {
       out[o + 3] = 255;
-      if (sx < 0 || sy < 0 || sx > sw || sy > sh) {
+      if (sy < 0 || (!edges && (sx < 0 || sx > sw || sy > sh))) {
         out[o] = fill[0];
         out[o + 1] = fill[1];
         out[o + 2] = fill[2];

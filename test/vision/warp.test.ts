@@ -1,6 +1,6 @@
 // The warps, against answers known without them: the identity and whole-pixel shifts reproduce
 // the source, a linear ramp stays linear under any turn (both kernels reproduce linear functions),
-// pixels whose centre falls outside the source get the fill.
+// pixels whose centre falls outside the source get the fill (or, beside and below it, its edge pixels).
 import { expect } from 'chai';
 import type { AffineMap, RawImage } from '../../src/vision/raw-image.js';
 import { sourceRowsFor, warpRgbaBilinear, warpRgbBicubicRows } from '../../src/vision/warp.js';
@@ -63,5 +63,17 @@ describe('vision warps', () => {
     const rows = { data: src.data.subarray(top * 300, bottom * 300), width: 100, height: bottom - top, channels: 3 as const };
     const band = warpRgbBicubicRows({ image: rows, top, fullHeight: src.height }, map, 60, 20, 50, [255, 0, 255]);
     expect([...band.image.data]).to.deep.equal([...whole.image.data.subarray(20 * 60 * 3, 50 * 60 * 3)]);
+  });
+
+  it('with edgesBelowAndBeside, only pixels above the source get the fill: beside and below it its edge pixels continue', () => {
+    // The source (100 x 90) from (-10, -10): 10 rows above it, 10 columns left of it, 20 below and 10 right.
+    const out = warpRgbaBilinear(src, turned(0, 1, -10, -10), 120, 120, [1, 2, 3], true).data;
+    const at = (u: number, v: number) => [...out.subarray((v * 120 + u) * 4, (v * 120 + u) * 4 + 3)];
+    expect(at(50, 5), 'above').to.deep.equal([1, 2, 3]);
+    expect(at(0, 5), 'above, left').to.deep.equal([1, 2, 3]);
+    expect(at(0, 40), 'left: column 0').to.deep.equal(at(10, 40));
+    expect(at(115, 40), 'right: column 99').to.deep.equal(at(109, 40));
+    expect(at(50, 115), 'below: row 89').to.deep.equal(at(50, 99));
+    expect(at(0, 115), 'below, left: the corner').to.deep.equal([0, 178, 89]);
   });
 });

@@ -166,9 +166,8 @@ function putUpsampleTaps(length: number, lowLength: number): [number, number, nu
 export interface TighteningRamp { low: number; high: number; unsureBelow: number; unsureLow: number }
 
 /**
- * The guided filter's tightened output (background.ts, refineMask): the half-resolution
- * coefficients, the guide's R, G, B planes (w x h), the ramp, the probability it reads from row
- * `fromRow` on (or none), `inside` (or none); into t (w x h).
+ * The guided filter's tightened output (background.ts, refineMask) into t (w x h), from the half-resolution
+ * coefficients, the guide's planes, the ramp, the probability read from row `fromRow` on and `inside` (or none).
  */
 export function tightenInto(
   low: LowCoefficients, I: readonly [Float32Array, Float32Array, Float32Array], w: number, h: number,

@@ -41,7 +41,9 @@ export async function segment(r: Refined): Promise<Segmented> {
   const step = Math.max(regionW, regionH) / SEGMENTATION_MAX_SIDE;
   const rw = Math.max(16, Math.round(regionW / step));
   const rh = Math.max(16, Math.round(regionH / step));
-  const region = await renderWarp(src, affineFromFrame(frame, a0, b0, step), rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, r.background));
+  // Beyond the photo's sides and bottom the segmenter sees its edge pixels continue (a band of fill there
+  // made backdrop at the edge beside a shoulder read as person); above, the fill (a cap at the top, continued, moved the crown).
+  const region = await renderWarp(src, affineFromFrame(frame, a0, b0, step), rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, r.background, true));
   r.timer.lap('geometry');
   const wide: FrameMask = { data: await segmentPerson(region), width: rw, height: rh, a0, b0, step };
   const crown = crownFromMask(face, wide);
@@ -67,7 +69,7 @@ async function withCloserHead(r: Refined, wide: FrameMask, crownB: number): Prom
   const n = SEGMENTATION_MAX_SIDE;
   const step = (HEAD_REGION.side * r.face.boxHeight) / n;
   const [ha0, hb0] = [r.face.centerA - (n * step) / 2, crownB - HEAD_REGION.above * r.face.boxHeight];
-  const square = await renderWarp(r.decoded.image, affineFromFrame(r.frame, ha0, hb0, step), n, n, (img, m) => warpRgbaBilinear(img, m, n, n, r.background));
+  const square = await renderWarp(r.decoded.image, affineFromFrame(r.frame, ha0, hb0, step), n, n, (img, m) => warpRgbaBilinear(img, m, n, n, r.background, true));
   const close = await segmentPerson(square);
   const { width: gw, height: gh } = wide;
   const out = wide.data.slice();

@@ -22,10 +22,10 @@ export function interpolateRow(aR: usize, aG: usize, aB: usize, bb: usize, r: i3
  * The tightened guided-filter output (background.ts, refineMask): per half-resolution cell
  * whether no colour can bring its linear model onto the ramp [lo, hi] (decided 0 / 1, unless
  * !skipDecided), then t = smoothstep((q - lo) / (hi - lo)) with q = up(aR) R + up(aG) G + up(aB) B
- * + up(b) evaluated only where the cells a pixel interpolates disagree or are undecided; 0
- * outside `inside` (0: no such mask). From pixel unsureFrom on, where prob (0: none) is below
- * unsureBelow the ramp starts at unsureLo (>= lo: cells decided against [lo, hi] are against it too). Taps: bilinear upsampling along x (w) and y (h) as i32 i0,
- * i32 i1, f64 weight. Scratch: decided (lw x lh), both (lw), slots (2 x 4 x w f64).
+ * + up(b) evaluated only where the cells a pixel interpolates disagree or are undecided; 0 outside
+ * `inside` (0: no such mask); from pixel unsureFrom on, where prob (0: none) < unsureBelow, the ramp
+ * starts at unsureLo (>= lo: a decided cell stays so). Taps: bilinear upsampling along x (w) and y
+ * (h) as i32 i0, i32 i1, f64 weight. Scratch: decided (lw x lh), both (lw), slots (2 x 4 x w f64).
  */
 export function tighten(
   aR: usize, aG: usize, aB: usize, bb: usize, lw: i32, lh: i32,
