@@ -12,7 +12,6 @@
 //     the person's own colour beside it (a flag's navy between a navy cap and the temple: p 0.40-0.55,
 //     q alike) stays out; a dark edge on a dark backdrop, which the filter lowers where the segmenter
 //     is sure, stays in; above, a light cap's crown (the segmenter's weakest call) keeps its edge.
-//     q is evaluated only near the edge (cells no colour brings onto the ramp are 0 or 1: same bytes).
 //  3. Feather: a 3x3 mean removes stair-steps of the tightening.
 //  4. Colour line: where the model's mask is too wide, a mix of the old background keeps full
 //     alpha; alpha is lowered to the pixel's place between the local old background and person.
@@ -90,7 +89,8 @@ function splitPlanes(d: Uint8Array, R: Float32Array, G: Float32Array, B: Float32
  */
 export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Array, options: { skipDecided?: boolean; photoHeight?: number; unsureFromRow?: number } = {}): Float32Array {
   const { width: w, height: h } = rgb;
-  // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's.
+  // photoHeight: the whole photo's, when `rgb` is a band of it (edge-bands.ts): the radii are the photo's;
+  // unsureFromRow: the face's top in `rgb`'s rows, from which the ramp starts higher where p is unsure (step 2; none: nowhere).
   const { guidedHalf, colourLine } = refinementRadii(options.photoHeight ?? h);
   const I = planes(rgb);
   // Colour guided filter, "fast" variant (He & Sun 2015): the linear coefficients at half
