@@ -112,7 +112,9 @@ export function refineMask(rgb: RawImage, prob: Float32Array, inside?: Uint8Arra
 }
 
 /** Step 4: alpha <= (I - B).(F - B) / |F - B|^2 (B, F: window means of the certain old background and of a person
- * group, dark or light), the most a group gives; none where one is too near B or I off its line (a colour of neither). */
+ * group, dark or light), the most a group gives; none where one is too near B or I off its line (a colour of neither).
+ * Eased in over minShare..2 minShare of the scarcer side: where a soft zone is wider than the window, only a line
+ * in it sees both sides; a cap switched on there at once would leave a line of lighter pixels. */
 function lowerTowardsOldBackground(I: [Float32Array, Float32Array, Float32Array], alpha: Float32Array, w: number, h: number, r: number): void {
   const { minShare, minDistance, maxOff, darkLuma } = MASK_REFINEMENT.colourLine;
   // Window means of the groups (old background 0, dark person 4, light person 8): share, then R, G, B sums.
@@ -140,7 +142,8 @@ function lowerTowardsOldBackground(I: [Float32Array, Float32Array, Float32Array]
       const a = dc / dd; // undecided (1): too near B, or off the line
       most = dd < minDistance * minDistance || cc - a * a * dd > maxOff * maxOff * dd ? 1 : Math.max(most, a);
     }
-    alpha[i] = Math.min(alpha[i], most);
+    const ease = Math.min(1, Math.min(m[0][i], m[4][i] + m[8][i]) / minShare - 1);
+    alpha[i] -= ease * Math.max(0, alpha[i] - most);
   }
 }
 

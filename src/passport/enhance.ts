@@ -136,7 +136,6 @@ export function planEnhancement(img: RawImage, weight: Float32Array | null, face
   return params;
 }
 
-
 function identityLut(): Uint8Array {
   const lut = new Uint8Array(256);
   for (let v = 0; v < 256; v++) lut[v] = v;

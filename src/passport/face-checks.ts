@@ -37,7 +37,6 @@ export const FACE_CHECKS = {
   MAX_TOP_BOTTOM_DIFF: 0.3,
 } as const;
 
-
 export interface EyeMeasure {
   contrast: number;
   lumaRatio: number;

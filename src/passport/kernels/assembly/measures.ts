@@ -109,7 +109,6 @@ export function levelStats(d: usize, n: i32, weight: usize, maxChroma: i32, hist
   store<f64>(stats, sb, 32);
 }
 
-
 /** Colour vectors (three f64 at a pointer): the share s in 0..1 of the point of p..q nearest c, and its distance. */
 @inline function along(p: usize, q: usize, c: usize): f64 {
   let dd: f64 = 0;
