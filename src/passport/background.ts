@@ -33,8 +33,8 @@ export const MASK_REFINEMENT = {
   featherRadius: 1,
   /** Blur-fusion window radii as shares of the output height (30 px and 3 px at 600 px). */
   fusionRadiiShare: [0.05, 0.005] as const,
-  /** Colour line: window radius (share of the height), least share of each side in it, least distance
-   * of their colours and farthest off their line (0..1 RGB), the dark group's luma limit. */
+  /** Colour line: window radius (share of the height), least share of each side in it (in full from twice
+   * it), least distance of their colours and farthest off their line (0..1 RGB), the dark group's luma limit. */
   colourLine: { radiusShare: 0.02, minShare: 0.1, minDistance: 0.25, maxOff: 0.25, darkLuma: 0.25 },
 } as const;
 
