@@ -41,8 +41,8 @@ export async function segment(r: Refined): Promise<Segmented> {
   const step = Math.max(regionW, regionH) / SEGMENTATION_MAX_SIDE;
   const rw = Math.max(16, Math.round(regionW / step));
   const rh = Math.max(16, Math.round(regionH / step));
-  // Beyond the photo's sides and bottom the segmenter sees its edge pixels continue (a band of fill there
-  // made backdrop at the edge beside a shoulder read as person); above, the fill (a cap at the top, continued, moved the crown).
+  // Beyond the photo's sides and bottom the segmenter sees its edge pixels continue (beside a band of fill, backdrop
+  // at the edge by a shoulder reads as person); above, the fill (a cap at the top, continued upward, would raise the crown).
   const region = await renderWarp(src, affineFromFrame(frame, a0, b0, step), rw, rh, (img, m) => warpRgbaBilinear(img, m, rw, rh, r.background, true));
   r.timer.lap('geometry');
   const wide: FrameMask = { data: await segmentPerson(region), width: rw, height: rh, a0, b0, step };
