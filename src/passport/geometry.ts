@@ -58,11 +58,8 @@ export const MIN_BOTTOM_MARGIN = 0.05;
 
 // ---------------------------------------------------------------------------------------------
 
-/**
- * The frame at the eyes' midpoint, turned by their roll when `level`: any roll, as the photo is
- * resampled once turned or not (night shots' eye lines on the output: at most 2.5 degrees over 144
- * noise patterns x 8 documents; 2.9 with rolls under 1 degree left).
- */
+/** The frame at the eyes' midpoint, turned by any roll when `level` (the photo is resampled once either way; night
+ * shots' eye lines on the output: <= 2.5 degrees over 144 noise patterns x 8 documents, 2.9 leaving rolls under 1). */
 export function makeFaceFrame(k: Pick<FaceKeypoints, 'rightEye' | 'leftEye'>, level = true): FaceFrame {
   return frameAt({ x: (k.rightEye.x + k.leftEye.x) / 2, y: (k.rightEye.y + k.leftEye.y) / 2 }, level ? rollDegrees(k) : 0);
 }
