@@ -221,9 +221,11 @@ describe('POST /upload', function () {
 
       expect(await svc.deps.catalog.images.countDocuments({ userId: user.userId })).to.equal(1);
       const usage = await readUsage(svc.deps.catalog, user.userId);
-      // Derivative bytes count toward storage once their batch is recorded (catalog/images.ts), which may or may not
-      // have happened by now; both counters move in one update, so the originals' share is exact either way.
+      // Derivative bytes count toward storage once the worker's ledger records their batch (workers/derivative-ledger.ts),
+      // which may or may not have happened by now; both counters move in one update, so the originals' share is exact
+      // either way, and the derivatives' is the fresh one's or none (the replaced version's taken back).
       expect(usage.storageBytes - usage.derivativeBytes, 'the original replaced, not added').to.equal(blue.length);
+      expect([0, fresh.bytes.length], 'derivative bytes').to.include(usage.derivativeBytes);
       expect(usage.imageCount).to.equal(1);
       const doc = await svc.deps.catalog.images.findOne({ userId: user.userId }).lean();
       expect(doc!.checksum).to.equal(createHash('sha256').update(blue).digest('hex'));
