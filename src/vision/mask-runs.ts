@@ -11,8 +11,10 @@ export function widestRun(mask: Uint8Array, w: number, h: number): number {
   for (const [dx, dy, step] of DIRECTIONS) {
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
-        const [px, py] = [x - dx, y - dy];
-        if (!mask[y * w + x] || (px >= 0 && py >= 0 && py < h && mask[py * w + px])) continue;
+        if (!mask[y * w + x]) continue;
+        const px = x - dx;
+        const py = y - dy;
+        if (px >= 0 && py >= 0 && py < h && mask[py * w + px]) continue;
         let n = 0; // a run starts here: its length, then each of its pixels keeps the shortest
         while (x + n * dx < w && y + n * dy >= 0 && y + n * dy < h && mask[(y + n * dy) * w + x + n * dx]) n++;
         for (let k = 0; k < n; k++) {
