@@ -21,7 +21,3 @@ export class PassportInputError extends Error {
     super(message);
   }
 }
-
-export function isPassportInputError(e: unknown): e is PassportInputError {
-  return e instanceof PassportInputError;
-}

@@ -48,14 +48,10 @@ export function measureHalo(source: RawImage, output: RawImage, alpha: Float32Ar
   const blend = haloBlend(source.data, source.channels, sourceLuts, output.data, output.channels, alpha, inside, w, h,
     { ringR, r, minAlpha: HALO.RING_MIN_ALPHA, explained: HALO.EXPLAINED, minShare: HALO.MIN_WINDOW_SHARE, background });
   const halo = new Uint8Array(w * h);
-  let ring = 0;
-  let count = 0;
-  for (let i = 0; i < blend.length; i++) { // plain loops: a typed array's from / reduce with a callback cost ~40 ms at 600 x 600
-    if (blend[i] >= 0) ring++;
-    if (blend[i] > HALO.BLEND_LEVEL) {
-      halo[i] = 1;
-      count++;
-    }
+  let [ring, count] = [0, 0];
+  for (let i = 0; i < blend.length; i++) { // one plain loop: a typed array's from / reduce with a callback took ~40 ms at 600 x 600
+    ring += blend[i] >= 0 ? 1 : 0;
+    count += halo[i] = blend[i] > HALO.BLEND_LEVEL ? 1 : 0;
   }
   return { share: ring ? count / ring : 0, widestRun: widestRun(halo, w, h), ringPixels: ring, pixels: halo };
 }

@@ -5,9 +5,9 @@
 // shutdown. The models and kernels run on the calling thread: use it in passport worker processes.
 export { processPassportPhoto, faceBoxFromFields, MAX_UPSCALE, SIGNIFICANT_FACE_RATIO } from './process-passport-photo.js';
 export type { NormalizedBox, PassportMeasurements, PassportOptions, PassportResult } from './process-passport-photo.js';
-export { PassportInputError, isPassportInputError } from './errors.js';
+export { PassportInputError } from './errors.js';
 export type { PassportInputErrorCode } from './errors.js';
-export { PASSPORT_COUNTRIES, PASSPORT_SPECS, getPassportSpec, isPassportCountry, printSheetTiling } from './specs.js';
+export { PASSPORT_COUNTRIES, PASSPORT_SPECS, isPassportCountry, printSheetTiling } from './specs.js';
 export type { PassportCountry, PassportSpec } from './specs.js';
 export type { ComplianceCheck } from './compliance-check.js';
 export { closeModels, warmUp } from '../vision/mediapipe/runtime.js';

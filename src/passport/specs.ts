@@ -349,10 +349,6 @@ export function isPassportCountry(v: unknown): v is PassportCountry {
   return typeof v === 'string' && (PASSPORT_COUNTRIES as readonly string[]).includes(v);
 }
 
-export function getPassportSpec(country: PassportCountry): PassportSpec {
-  return PASSPORT_SPECS[country];
-}
-
 /** Size of one printed copy on the sheet, in sheet pixels. */
 export function printCopySizePx(spec: PassportSpec): { width: number; height: number } {
   const dpi = spec.printSheet.dpi;
