@@ -19,7 +19,7 @@ export function summedAreaTables(
   for (let pass = 0; pass < 2; pass++) { // plane 0 first: the person's pixels are found with it
     for (let y = 0; y < h; y++) {
       const up = t + (<usize>(y * stride) << 2);
-      memory.fill(up + (<usize>stride << 2), 0, pass == 0 ? PLANES << 2 : 0);
+      memory.fill(up + (<usize>stride << 2), 0, pass == 0 ? <usize>(PLANES << 2) : <usize>0);
       for (let x = 0; x < w; x++) {
         const i = y * w + x;
         const p = up + (<usize>((x + 1) * PLANES) << 2);
